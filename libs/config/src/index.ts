@@ -1,0 +1,93 @@
+import { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+
+export class ConfigError extends Error {
+  constructor(readonly problems: { variable: string; message: string }[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  ${p.variable}: ${p.message}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/**
+ * Parses environment variables into a typed config. Property names are the variable names; strings are
+ * converted to the schema's numbers and booleans, defaults filled in, and every problem is reported at once,
+ * each naming its variable and the expected form.
+ */
+export function loadConfig<T extends TObject>(
+  schema: T,
+  env: Record<string, string | undefined> = process.env,
+): Static<T> {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(schema.properties)) {
+    const value = env[key];
+    if (value !== undefined && value !== "") raw[key] = value;
+  }
+  const converted = Value.Convert(schema, Value.Default(schema, raw));
+  const problems = [...Value.Errors(schema, converted)].map((e) => {
+    const variable = e.path.split("/")[1] || e.path;
+    const expected = describe(schema.properties[variable]);
+    const given = raw[variable];
+    return {
+      variable,
+      message:
+        given === undefined
+          ? `is required (${expected})`
+          : `${JSON.stringify(given)} is not valid: ${e.message} (${expected})`,
+    };
+  });
+  if (problems.length > 0) {
+    const firstPerVariable = problems.filter((p, i) => problems.findIndex((q) => q.variable === p.variable) === i);
+    throw new ConfigError(firstPerVariable);
+  }
+  return converted as Static<T>;
+}
+
+function describe(schema: TSchema | undefined): string {
+  if (!schema) return "unknown variable";
+  if (schema.description) return schema.description;
+  if (schema.anyOf) return (schema.anyOf as TSchema[]).map(describe).join(" or ");
+  if (schema.const !== undefined) return JSON.stringify(schema.const);
+  if (schema.type === "integer" || schema.type === "number") {
+    const range = [schema.minimum !== undefined && `>= ${schema.minimum}`, schema.maximum !== undefined && `<= ${schema.maximum}`]
+      .filter(Boolean)
+      .join(", ");
+    return `${schema.type === "integer" ? "an integer" : "a number"}${range ? ` ${range}` : ""}`;
+  }
+  if (schema.type === "boolean") return "true or false";
+  if (schema.format === "uri") return "a URL";
+  if (schema.pattern) return `a string matching ${schema.pattern}`;
+  return "a string";
+}
+
+/** Reusable variable shapes. */
+export const Env = {
+  port: (defaultPort: number) => Type.Integer({ minimum: 0, maximum: 65535, default: defaultPort, description: "a TCP port 0-65535" }),
+  url: (defaultUrl?: string) =>
+    Type.String({ pattern: "^[a-z][a-z0-9+.-]*://", description: "a URL such as scheme://host:port", ...(defaultUrl ? { default: defaultUrl } : {}) }),
+  logLevel: () =>
+    Type.Union(["fatal", "error", "warn", "info", "debug", "trace", "silent"].map((l) => Type.Literal(l)), {
+      default: "info",
+      description: "one of fatal, error, warn, info, debug, trace, silent",
+    }),
+  boolean: (defaultValue: boolean) => Type.Boolean({ default: defaultValue, description: "true or false" }),
+  /** Comma-separated list; empty entries dropped. */
+  list: (defaultValue = "") => Type.String({ default: defaultValue, description: "a comma-separated list" }),
+};
+
+export function splitList(value: string): string[] {
+  return value
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+/** Settings every service shares: where Postgres and NATS are, how to log, the event namespace. */
+export const CommonEnv = {
+  DATABASE_URL: Env.url("postgres://postgres@127.0.0.1:5432/humanpass"),
+  NATS_URL: Env.url("nats://127.0.0.1:4222"),
+  LOG_LEVEL: Env.logLevel(),
+  EVENTS_PREFIX: Type.String({ default: "", pattern: "^([a-z0-9_]+)?$", description: "empty, or lower-case letters, digits and _" }),
+  CORS_ORIGINS: Env.list(""),
+  RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 100, description: "an integer >= 1" }),
+  RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1, default: 60_000, description: "an integer >= 1 (milliseconds)" }),
+};

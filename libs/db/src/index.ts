@@ -1,0 +1,86 @@
+import { Kysely, type Migration, Migrator, PostgresDialect, sql } from "kysely";
+import pg from "pg";
+
+// int8 and numeric arrive as strings by default; counts and ids we store fit in a JS number only when they
+// are int4, so int8 stays a string and callers convert explicitly where they know the range.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => v);
+
+export interface DbOptions {
+  connectionString: string;
+  /** The service's own schema; it comes first in the search_path. */
+  schema: string;
+  max?: number;
+  applicationName?: string;
+}
+
+export function createPool(options: DbOptions): pg.Pool {
+  return new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.max ?? 10,
+    application_name: options.applicationName ?? options.schema,
+    options: `-c search_path=${quoteIdent(options.schema)},public`,
+    connectionTimeoutMillis: 5_000,
+    // An idle connection dropped by the server (failover, restart) must not crash the process.
+    idleTimeoutMillis: 30_000,
+  });
+}
+
+export function createDb<DB>(options: DbOptions): Kysely<DB> {
+  const pool = createPool(options);
+  pool.on("error", () => {
+    // Errors on idle clients are reported again to the next query that needs a connection.
+  });
+  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+}
+
+export function quoteIdent(name: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`invalid SQL identifier: ${name}`);
+  return `"${name}"`;
+}
+
+/**
+ * Applies the service's migrations inside its schema. Kysely's Postgres adapter takes an advisory lock, so
+ * replicas starting together run them once.
+ */
+export async function migrateToLatest(
+  db: Kysely<any>,
+  options: { schema: string; migrations: Record<string, Migration> },
+): Promise<string[]> {
+  await sql`create schema if not exists ${sql.id(options.schema)}`.execute(db);
+  const migrator = new Migrator({
+    db: db.withSchema(options.schema),
+    migrationTableSchema: options.schema,
+    provider: { getMigrations: async () => options.migrations },
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}
+
+/** Creates the database named in the URL when it does not exist (development and tests). */
+export async function ensureDatabase(connectionString: string): Promise<void> {
+  const url = new URL(connectionString);
+  const name = decodeURIComponent(url.pathname.slice(1));
+  if (!name) return;
+  url.pathname = "/postgres";
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query("select 1 from pg_database where datname = $1", [name]);
+    if (!rowCount) {
+      await client.query(`create database ${quoteIdent(name)}`).catch((e: { code?: string }) => {
+        if (e.code !== "42P04") throw e; // created concurrently by another process
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+/** Resolves when a trivial query succeeds; used by readiness checks. */
+export async function pingDb(db: Kysely<any>): Promise<void> {
+  await sql`select 1`.execute(db);
+}
+
+export { sql };
+export type { Kysely, Migration, Transaction, Selectable, Insertable, Updateable, Generated, ColumnType } from "kysely";

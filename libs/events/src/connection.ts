@@ -1,0 +1,29 @@
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+
+/**
+ * Connects to NATS and keeps reconnecting forever: an outage delays events (the outbox holds them), it never
+ * loses them or stops the process.
+ */
+export async function connectNats(url: string, logger: Logger, name?: string): Promise<NatsConnection> {
+  const nc = await connect({
+    servers: url.split(","),
+    name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+    waitOnFirstConnect: true,
+  });
+  (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === "disconnect") logger.warn({ server: (status as { server?: string }).server }, "NATS disconnected");
+      else if (status.type === "reconnect") logger.info("NATS reconnected");
+    }
+  })().catch(() => {});
+  return nc;
+}
+
+/** Resolves when the server answers a round trip; used by readiness checks. */
+export async function pingNats(nc: NatsConnection): Promise<void> {
+  if (nc.isClosed()) throw new Error("NATS connection closed");
+  await nc.rtt();
+}

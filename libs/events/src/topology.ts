@@ -1,0 +1,97 @@
+import { AckPolicy, DeliverPolicy, type JetStreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
+import { STREAMS, type StreamName } from "./catalog";
+
+/**
+ * Names subjects and streams. Production uses an empty prefix (`chain.attestation_recorded` in stream `CHAIN`);
+ * tests and parallel environments use their own prefix so they never share a stream.
+ */
+export interface Topology {
+  prefix: string;
+}
+
+export const DEFAULT_TOPOLOGY: Topology = { prefix: "" };
+
+export function streamName(topology: Topology, stream: StreamName): string {
+  return topology.prefix ? `${topology.prefix.toUpperCase()}_${stream}` : stream;
+}
+
+export function subjectOf(topology: Topology, stream: StreamName, type: string): string {
+  const base = `${STREAMS[stream].domain}.${type}`;
+  return topology.prefix ? `${topology.prefix}.${base}` : base;
+}
+
+export function streamSubjects(topology: Topology, stream: StreamName): string {
+  return subjectOf(topology, stream, ">");
+}
+
+/** The event type a subject carries (its last token). */
+export function typeOfSubject(subject: string): string {
+  return subject.slice(subject.lastIndexOf(".") + 1);
+}
+
+/** Creates or updates the streams; safe to call from every replica at every start. */
+export async function ensureStreams(
+  jsm: JetStreamManager,
+  topology: Topology,
+  streams: StreamName[],
+  options: { duplicateWindowMs?: number; maxAgeMs?: number; replicas?: number } = {},
+): Promise<void> {
+  for (const stream of streams) {
+    const config = {
+      name: streamName(topology, stream),
+      subjects: [streamSubjects(topology, stream)],
+      description: STREAMS[stream].description,
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      num_replicas: options.replicas ?? 1,
+      duplicate_window: (options.duplicateWindowMs ?? 120_000) * 1_000_000,
+      max_age: (options.maxAgeMs ?? 0) * 1_000_000,
+    };
+    try {
+      await jsm.streams.info(config.name);
+      await jsm.streams.update(config.name, config);
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+      await jsm.streams.add(config).catch(async (err) => {
+        // Another replica created it between our info and add.
+        if (!String(err).includes("already in use")) throw err;
+      });
+    }
+  }
+}
+
+export interface DurableSpec {
+  stream: StreamName;
+  durable: string;
+  /** Event types to receive; all of the stream when omitted. One filter subject only, so NATS 2.9 works. */
+  type?: string;
+  ackWaitMs?: number;
+}
+
+/** Creates or updates a durable pull consumer; idempotent. */
+export async function ensureDurable(jsm: JetStreamManager, topology: Topology, spec: DurableSpec): Promise<void> {
+  const stream = streamName(topology, spec.stream);
+  const config = {
+    durable_name: spec.durable,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    filter_subject: spec.type ? subjectOf(topology, spec.stream, spec.type) : streamSubjects(topology, spec.stream),
+    ack_wait: (spec.ackWaitMs ?? 30_000) * 1_000_000,
+    max_ack_pending: 10_000,
+  };
+  try {
+    await jsm.consumers.info(stream, spec.durable);
+    await jsm.consumers.update(stream, spec.durable, {
+      ack_wait: config.ack_wait,
+      max_ack_pending: config.max_ack_pending,
+    });
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+    await jsm.consumers.add(stream, config);
+  }
+}
+
+function isNotFound(e: unknown): boolean {
+  const message = String((e as Error)?.message ?? e);
+  return message.includes("not found") || (e as { code?: string })?.code === "404";
+}

@@ -1,0 +1,40 @@
+import { type Context, context, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+
+export const tracer = trace.getTracer("@humanpass/events");
+
+/** The W3C trace headers of the active context, to be stored with an outbox row. */
+export function captureTraceContext(): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier;
+}
+
+export function contextFrom(carrier: Record<string, string> | undefined): Context {
+  return carrier ? propagation.extract(ROOT_CONTEXT, carrier) : ROOT_CONTEXT;
+}
+
+export function injectInto(ctx: Context): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  propagation.inject(ctx, carrier);
+  return carrier;
+}
+
+export async function inSpan<T>(
+  name: string,
+  options: { parent: Context; kind: SpanKind; attributes?: Record<string, string | number> },
+  fn: (span: Span, ctx: Context) => Promise<T>,
+): Promise<T> {
+  const span = tracer.startSpan(name, { kind: options.kind, attributes: options.attributes }, options.parent);
+  const ctx = trace.setSpan(options.parent, span);
+  try {
+    return await context.with(ctx, () => fn(span, ctx));
+  } catch (e) {
+    span.recordException(e as Error);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (e as Error).message });
+    throw e;
+  } finally {
+    span.end();
+  }
+}
+
+export { SpanKind };

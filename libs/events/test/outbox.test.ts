@@ -1,0 +1,110 @@
+import { jetstreamManager } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import {
+  connectTestNats,
+  deleteTestStreams,
+  eventually,
+  TcpProxy,
+  type TestDatabase,
+  testNatsUrl,
+  testTopology,
+} from "@humanpass/testing";
+import type { Kysely } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectNats, enqueue, ensureStreams, startConsumer, startOutboxRelay, streamName } from "../src";
+import { appliedCounts, logger, recordApplied, SCHEMA, setUpDatabase, testEvent } from "./harness";
+
+let database: TestDatabase;
+let db: Kysely<any>;
+let nc: NatsConnection;
+const topology = testTopology();
+
+beforeAll(async () => {
+  ({ database, db } = await setUpDatabase("events_outbox"));
+  nc = await connectTestNats();
+  await ensureStreams(await jetstreamManager(nc), topology, ["AGENT_AUTH"]);
+});
+
+afterAll(async () => {
+  await deleteTestStreams(nc, topology);
+  await nc.close();
+  await db.destroy();
+  await database.drop();
+});
+
+async function enqueueMany(count: number, offset = 0) {
+  for (let i = 0; i < count; i += 250) {
+    await db.transaction().execute((trx) =>
+      enqueue(
+        trx,
+        topology,
+        SCHEMA,
+        Array.from({ length: Math.min(250, count - i) }, (_, j) => testEvent(offset + i + j)),
+      ),
+    );
+  }
+}
+
+async function streamMessageIds(): Promise<string[]> {
+  const jsm = await jetstreamManager(nc);
+  const info = await jsm.streams.info(streamName(topology, "AGENT_AUTH"));
+  const ids: string[] = [];
+  for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
+    const m = await jsm.streams.getMessage(streamName(topology, "AGENT_AUTH"), { seq });
+    if (m) ids.push(m.header.get("Nats-Msg-Id"));
+  }
+  return ids;
+}
+
+describe("outbox relay and inbox consumer", () => {
+  it("delivers 1,000 events committed while NATS was unreachable, each applied once", async () => {
+    await db.deleteFrom("applied").execute();
+    const proxy = await TcpProxy.forUrl(testNatsUrl()).start();
+    const relayNats = await connectNats(proxy.url(testNatsUrl()), logger);
+    proxy.cut();
+    const relay = startOutboxRelay({ db, nats: relayNats, schema: SCHEMA, logger, connectionString: database.url, publishTimeoutMs: 500, maxBackoffMs: 500 });
+    const consumer = await startConsumer({ db, nats: nc, topology, stream: "AGENT_AUTH", durable: "outage", handler: recordApplied, logger });
+    try {
+      await enqueueMany(1_000);
+      await eventually(() => relay.stats.failures > 0, 10_000);
+      expect(relay.stats.published).toBe(0);
+      const pending = await db.selectFrom("outbox").select(db.fn.countAll().as("n")).where("published_at", "is", null).executeTakeFirstOrThrow();
+      expect(Number(pending.n)).toBe(1_000);
+
+      proxy.restore();
+      await eventually(async () => (await appliedCounts(db)).total >= 1_000, 30_000);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await appliedCounts(db)).toEqual({ total: 1_000, distinct: 1_000 });
+      const rows = await db.selectFrom("applied").select("n").orderBy("n").execute();
+      expect(rows.map((r) => r.n)).toEqual(Array.from({ length: 1_000 }, (_, i) => i));
+    } finally {
+      await consumer.stop();
+      await relay.stop();
+      await relayNats.close();
+      await proxy.stop();
+    }
+  });
+
+  it("publishes every event exactly once with two relays on one outbox", async () => {
+    await db.deleteFrom("outbox").execute();
+    const before = (await streamMessageIds()).length;
+    const relays = [1, 2].map(() => startOutboxRelay({ db, nats: nc, schema: SCHEMA, logger, batchSize: 50, pollIntervalMs: 20 }));
+    try {
+      await enqueueMany(2_000, 10_000);
+      await eventually(async () => {
+        const left = await db.selectFrom("outbox").select(db.fn.countAll().as("n")).where("published_at", "is", null).executeTakeFirstOrThrow();
+        return Number(left.n) === 0;
+      }, 30_000);
+    } finally {
+      await Promise.all(relays.map((r) => r.stop()));
+    }
+    expect(relays[0].stats.published + relays[1].stats.published).toBe(2_000);
+    expect(relays[0].stats.published).toBeGreaterThan(0);
+    expect(relays[1].stats.published).toBeGreaterThan(0);
+    const ids = (await streamMessageIds()).slice(before);
+    expect(ids).toHaveLength(2_000);
+    expect(new Set(ids).size).toBe(2_000);
+    const outboxIds = (await db.selectFrom("outbox").select("id").execute()).map((r) => r.id);
+    expect(new Set(ids)).toEqual(new Set(outboxIds));
+  });
+});

@@ -1,0 +1,2 @@
+export { createLogger, type Logger, type LoggerConfig } from "./logger";
+export { startTelemetry, type Telemetry, type TelemetryOptions } from "./sdk";

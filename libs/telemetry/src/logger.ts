@@ -1,0 +1,33 @@
+import { trace } from "@opentelemetry/api";
+import pino, { type Logger, type LoggerOptions } from "pino";
+
+export type { Logger };
+
+export interface LoggerConfig {
+  name: string;
+  level?: string;
+  /** Human-readable lines (development); JSON otherwise. */
+  pretty?: boolean;
+}
+
+/** A pino logger whose lines carry the active trace and span ids, so logs and traces join up. */
+export function createLogger(config: LoggerConfig): Logger {
+  const options: LoggerOptions = {
+    name: config.name,
+    level: config.level ?? "info",
+    mixin() {
+      const span = trace.getActiveSpan();
+      if (!span) return {};
+      const { traceId, spanId } = span.spanContext();
+      return { trace_id: traceId, span_id: spanId };
+    },
+    redact: { paths: ["req.headers.authorization", "req.headers.cookie", "*.privateKey", "*.secret"], remove: true },
+  };
+  if (config.pretty) {
+    return pino({
+      ...options,
+      transport: { target: "pino-pretty", options: { colorize: true, translateTime: "HH:MM:ss.l", ignore: "pid,hostname" } },
+    });
+  }
+  return pino(options);
+}

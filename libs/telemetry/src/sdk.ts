@@ -1,0 +1,47 @@
+import { FastifyOtelInstrumentation } from "@fastify/otel";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { HttpInstrumentation } from "@opentelemetry/instrumentation-http";
+import { PgInstrumentation } from "@opentelemetry/instrumentation-pg";
+import { PinoInstrumentation } from "@opentelemetry/instrumentation-pino";
+import { UndiciInstrumentation } from "@opentelemetry/instrumentation-undici";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { NodeSDK } from "@opentelemetry/sdk-node";
+import { BatchSpanProcessor, type SpanExporter, type SpanProcessor, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+
+export interface TelemetryOptions {
+  serviceName: string;
+  /** OTLP/HTTP endpoint; traces are exported only when one is given (OTEL_EXPORTER_OTLP_ENDPOINT). */
+  otlpEndpoint?: string;
+  /** For tests: an exporter that receives every span at once (e.g. InMemorySpanExporter). */
+  spanExporter?: SpanExporter;
+}
+
+export interface Telemetry {
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Starts OpenTelemetry for a process: HTTP, undici (fetch), pg, pino and Fastify instrumentation, W3C trace context.
+ * Call it before the instrumented modules are used (first thing in main.ts).
+ */
+export function startTelemetry(options: TelemetryOptions): Telemetry {
+  const spanProcessors: SpanProcessor[] = [];
+  if (options.spanExporter) spanProcessors.push(new SimpleSpanProcessor(options.spanExporter));
+  if (options.otlpEndpoint) {
+    const url = options.otlpEndpoint.replace(/\/$/, "");
+    spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter({ url: url.endsWith("/v1/traces") ? url : `${url}/v1/traces` })));
+  }
+  const sdk = new NodeSDK({
+    resource: resourceFromAttributes({ "service.name": options.serviceName }),
+    spanProcessors,
+    instrumentations: [
+      new HttpInstrumentation(),
+      new UndiciInstrumentation(),
+      new PgInstrumentation(),
+      new PinoInstrumentation({ disableLogSending: true }),
+      new FastifyOtelInstrumentation({ registerOnInitialization: true }),
+    ],
+  });
+  sdk.start();
+  return { shutdown: () => sdk.shutdown() };
+}

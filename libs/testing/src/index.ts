@@ -1,0 +1,110 @@
+import { randomBytes } from "node:crypto";
+import net from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import pg from "pg";
+import { inject } from "vitest";
+
+export { canConnect, resolveInfrastructure } from "./infrastructure";
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+
+/** The shared test data folder (fixtures, ABIs), never copied into the repo. */
+export const SHARED_DIR = process.env.HUMANPASS_SHARED_DIR ?? path.resolve(REPO_ROOT, "../shared");
+
+export function testDatabaseUrl(): string {
+  return inject("databaseUrl");
+}
+
+export function testNatsUrl(): string {
+  return inject("natsUrl");
+}
+
+function withDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+export interface TestDatabase {
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh database for one test file, dropped (with its connections) by `drop`. */
+export async function createTestDatabase(label = "t"): Promise<TestDatabase> {
+  const base = testDatabaseUrl();
+  const name = `${label.replace(/[^a-z0-9_]/g, "_").slice(0, 30)}_${randomBytes(5).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: withDatabase(base, "postgres") });
+  await admin.connect();
+  try {
+    await admin.query(`create database "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  return {
+    name,
+    url: withDatabase(base, name),
+    async drop() {
+      const c = new pg.Client({ connectionString: withDatabase(base, "postgres") });
+      await c.connect();
+      try {
+        await c.query(`drop database if exists "${name}" with (force)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
+/** A subject/stream prefix of its own for one test file; `cleanup` deletes its streams. */
+export function testTopology(): { prefix: string } {
+  return { prefix: `t${randomBytes(5).toString("hex")}` };
+}
+
+export async function connectTestNats(): Promise<NatsConnection> {
+  return connect({ servers: testNatsUrl(), maxReconnectAttempts: -1, reconnectTimeWait: 200 });
+}
+
+/** Deletes every stream whose name starts with the topology's prefix. */
+export async function deleteTestStreams(nc: NatsConnection, topology: { prefix: string }): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  const prefix = `${topology.prefix.toUpperCase()}_`;
+  for await (const s of jsm.streams.list()) {
+    if (s.config.name.startsWith(prefix)) await jsm.streams.delete(s.config.name);
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on("error", reject);
+  });
+}
+
+/** Polls until `check` returns a truthy value or the timeout passes; returns that value. */
+export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 15_000, intervalMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (e) {
+      lastError = e;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`condition not met within ${timeoutMs} ms${lastError ? `: ${(lastError as Error).message}` : ""}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export { TcpProxy } from "./tcp-proxy";

@@ -1,0 +1,67 @@
+import net from "node:net";
+
+/**
+ * A TCP proxy the test controls, to cut a service off from Postgres or NATS without touching the real server.
+ */
+export class TcpProxy {
+  private server?: net.Server;
+  private sockets = new Set<net.Socket>();
+  private accepting = true;
+  port = 0;
+
+  constructor(
+    private readonly targetHost: string,
+    private readonly targetPort: number,
+  ) {}
+
+  static forUrl(url: string): TcpProxy {
+    const u = new URL(url);
+    return new TcpProxy(u.hostname, Number(u.port));
+  }
+
+  async start(port = 0): Promise<this> {
+    this.server = net.createServer((client) => {
+      if (!this.accepting) {
+        client.destroy();
+        return;
+      }
+      const upstream = net.connect({ host: this.targetHost, port: this.targetPort });
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on("close", () => this.sockets.delete(s));
+        s.on("error", () => {
+          client.destroy();
+          upstream.destroy();
+        });
+      }
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(port, "127.0.0.1", resolve));
+    this.port = (this.server!.address() as net.AddressInfo).port;
+    return this;
+  }
+
+  /** Replaces the host:port of a URL with the proxy's. */
+  url(original: string): string {
+    const u = new URL(original);
+    u.hostname = "127.0.0.1";
+    u.port = String(this.port);
+    return u.toString();
+  }
+
+  /** Drops every open connection and refuses new ones. */
+  cut(): void {
+    this.accepting = false;
+    for (const s of this.sockets) s.destroy();
+  }
+
+  restore(): void {
+    this.accepting = true;
+  }
+
+  async stop(): Promise<void> {
+    this.cut();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+}
