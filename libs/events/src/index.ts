@@ -5,3 +5,5 @@ export * from "./envelope";
 export * from "./outbox";
 export * from "./topology";
 export { captureTraceContext, tracer } from "./tracing";
+export type { NatsConnection } from "@nats-io/transport-node";
+export { jetstreamManager } from "@nats-io/jetstream";

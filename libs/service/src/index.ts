@@ -1,0 +1,104 @@
+import { CommonEnv, loadConfig } from "@humanpass/config";
+import { createDb, ensureDatabase, type Kysely, type Migration, migrateToLatest, pingDb } from "@humanpass/db";
+import {
+  connectNats,
+  ensureStreams,
+  jetstreamManager,
+  type NatsConnection,
+  type OutboxRelay,
+  pingNats,
+  type RunningConsumer,
+  type StreamName,
+  startOutboxRelay,
+  type Topology,
+} from "@humanpass/events";
+import { type HttpApp, installGracefulShutdown } from "@humanpass/http";
+import { createLogger, type Logger, startTelemetry } from "@humanpass/telemetry";
+import { type Static, type TObject, Type } from "@sinclair/typebox";
+
+export interface ServiceRuntime<C> {
+  config: C;
+  logger: Logger;
+  db: Kysely<any>;
+  nats: NatsConnection;
+  topology: Topology;
+  /** For the /readyz checks of the HTTP base. */
+  readiness: Record<string, () => Promise<unknown>>;
+}
+
+export interface ServiceDefinition<S extends TObject, C = Static<S>> {
+  /** Service name: logs, traces, CloudEvents `source`. */
+  name: string;
+  /** The service's Postgres schema. */
+  schema: string;
+  migrations: Record<string, Migration>;
+  /** The service's own env variables; the common ones (DATABASE_URL, NATS_URL, …) are added. */
+  env: S;
+  /** Streams this service publishes to or reads from; created if missing. */
+  streams: StreamName[];
+  /** Whether the service writes events (runs an outbox relay). */
+  publishes: boolean;
+  /** Builds the app and starts consumers and background work; called once everything is connected. */
+  start(runtime: ServiceRuntime<C & Static<typeof CommonEnvSchema>>): Promise<{
+    app: HttpApp;
+    port: number;
+    host?: string;
+    consumers?: RunningConsumer[];
+    /** Extra work to stop before the pools close, in order. */
+    stop?: Array<[string, () => Promise<unknown>]>;
+  }>;
+}
+
+const CommonEnvSchema = Type.Object({
+  ...CommonEnv,
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String()),
+  LOG_PRETTY: Type.Boolean({ default: false, description: "true or false" }),
+  DB_POOL_MAX: Type.Integer({ minimum: 1, default: 10, description: "an integer >= 1" }),
+});
+
+/**
+ * The one start-up sequence of every service's main.ts: config (a bad value stops it here, naming the
+ * variable), telemetry, database and migrations, NATS and streams, outbox relay, then the service's own start;
+ * SIGTERM drains HTTP, stops consumers and the relay, then closes pools.
+ */
+export async function runService<S extends TObject>(definition: ServiceDefinition<S>): Promise<void> {
+  const schema = Type.Object({ ...CommonEnvSchema.properties, ...definition.env.properties });
+  let config: Static<typeof CommonEnvSchema> & Static<S>;
+  try {
+    config = loadConfig(schema) as unknown as typeof config;
+  } catch (e) {
+    process.stderr.write(`${definition.name}: ${(e as Error).message}\n`);
+    process.exit(78);
+  }
+  const telemetry = startTelemetry({ serviceName: definition.name, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+  const logger = createLogger({ name: definition.name, level: config.LOG_LEVEL, pretty: config.LOG_PRETTY });
+  try {
+    await ensureDatabase(config.DATABASE_URL);
+    const db = createDb<any>({ connectionString: config.DATABASE_URL, schema: definition.schema, max: config.DB_POOL_MAX, applicationName: definition.name });
+    const applied = await migrateToLatest(db, { schema: definition.schema, migrations: definition.migrations });
+    if (applied.length > 0) logger.info({ migrations: applied }, "migrations applied");
+    const nats = await connectNats(config.NATS_URL, logger, definition.name);
+    const topology: Topology = { prefix: config.EVENTS_PREFIX };
+    await ensureStreams(await jetstreamManager(nats), topology, definition.streams);
+    let relay: OutboxRelay | undefined;
+    if (definition.publishes) {
+      relay = startOutboxRelay({ db, nats, schema: definition.schema, logger, connectionString: config.DATABASE_URL });
+    }
+    const readiness = { postgres: () => pingDb(db), nats: () => pingNats(nats) };
+    const started = await definition.start({ config, logger, db, nats, topology, readiness });
+    await started.app.listen({ port: started.port, host: started.host ?? "0.0.0.0" });
+    installGracefulShutdown(logger, [
+      ["http", () => started.app.close()],
+      ...(started.consumers ?? []).map((c, i): [string, () => Promise<unknown>] => [`consumer ${i}`, () => c.stop()]),
+      ...(started.stop ?? []),
+      ["outbox relay", async () => relay?.stop()],
+      ["nats", () => nats.drain()],
+      ["postgres", () => db.destroy()],
+      ["telemetry", () => telemetry.shutdown()],
+    ]);
+  } catch (e) {
+    logger.fatal({ err: e }, "start-up failed");
+    await telemetry.shutdown().catch(() => {});
+    process.exit(1);
+  }
+}
