@@ -1,0 +1,82 @@
+import type { ClientExtension, ClientExtensionHooks, HTTPClientExtensionHooks } from "@x402/core/client";
+import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
+import { HUMAN_PROOF } from "../shared/constants";
+import type { HumanProofChallenge } from "../shared/types";
+import { isMaxUseExceededError } from "./errors";
+import { type AttestationAwareSelector, requiredAttestationsOf } from "./selector";
+import { type EVMSigner, signHumanProofChallengeEVM } from "./sign";
+
+export type HumanProofClientExtensionOptions = {
+  /**
+   * The selector given to `new x402Client(selector.selector)`. With it the extension refreshes the held
+   * attestations on each 402 before a tier is chosen, and after a `max_use_exceeded` refusal disqualifies the
+   * discounted tiers and asks the transport to retry, which then pays the standard tier.
+   */
+  selector?: AttestationAwareSelector;
+};
+
+/** The challenge of a 402 response, or null when the server did not declare human-proof. */
+export function extractHumanProofChallenge(
+  paymentRequired: Pick<PaymentRequired, "extensions">,
+): HumanProofChallenge | null {
+  const challenge = paymentRequired.extensions?.[HUMAN_PROOF] as Partial<HumanProofChallenge> | undefined;
+  if (
+    !challenge ||
+    typeof challenge !== "object" ||
+    !challenge.info ||
+    !Array.isArray(challenge.supportedChains)
+  ) {
+    return null;
+  }
+  return challenge as HumanProofChallenge;
+}
+
+function signingChain(challenge: HumanProofChallenge, paymentNetwork: string | undefined): string {
+  const evmChains = challenge.supportedChains.filter((chain) => chain.type === "eip191");
+  const chain = evmChains.find((c) => c.chainId === paymentNetwork) ?? evmChains[0];
+  if (!chain) {
+    const offered = challenge.supportedChains.map((c) => `${c.chainId} (${c.type})`).join(", ");
+    throw new Error(`the human-proof challenge offers no eip191 chain; offered: ${offered || "none"}`);
+  }
+  return chain.chainId;
+}
+
+/**
+ * Client extension for `x402Client.registerExtension`: when the chosen tier has `extra.requiredAttestations`,
+ * signs the server's challenge and puts the proof JSON text at `extensions["human-proof"]`, exactly as
+ * Billions' client does. Other tiers are left alone.
+ */
+export function createHumanProofExtension(
+  signer: EVMSigner,
+  options: HumanProofClientExtensionOptions = {},
+): ClientExtension {
+  const { selector } = options;
+  const http: HTTPClientExtensionHooks | undefined = selector && {
+    onPaymentRequired: async (_declaration, context) => {
+      await selector.refresh(context.paymentRequired);
+    },
+  };
+  const hooks: ClientExtensionHooks | undefined = selector && {
+    onPaymentResponse: async (_declaration, context) => {
+      if (requiredAttestationsOf(context.requirements).length === 0) return;
+      if (!context.paymentRequired || !isMaxUseExceededError(context.paymentRequired)) return;
+      selector.disqualify();
+      return { recovered: true };
+    },
+  };
+  return {
+    key: HUMAN_PROOF,
+    async enrichPaymentPayload(
+      paymentPayload: PaymentPayload,
+      paymentRequired: PaymentRequired,
+    ): Promise<PaymentPayload> {
+      const challenge = extractHumanProofChallenge(paymentRequired);
+      if (!challenge || requiredAttestationsOf(paymentPayload.accepted).length === 0) return paymentPayload;
+      const chainId = signingChain(challenge, paymentPayload.accepted?.network);
+      const proof = await signHumanProofChallengeEVM(challenge, signer, chainId);
+      return { ...paymentPayload, extensions: { ...paymentPayload.extensions, [HUMAN_PROOF]: proof } };
+    },
+    ...(http && { transportHooks: { http } }),
+    ...(hooks && { hooks }),
+  };
+}

@@ -1,0 +1,30 @@
+import { agentDidFromAddress } from "../server/verify-request";
+
+export {
+  DEFAULT_AGENT_OWNERSHIP_SCHEMA,
+  DEFAULT_ATTESTATIONS_API_BASE_URL,
+  HUMAN_PROOF,
+  HUMAN_PROOF_HEADER,
+} from "../shared/constants";
+export { formatSIWEMessage } from "../shared/message";
+export type {
+  HumanProofChallenge,
+  HumanProofExtensionInfo,
+  HumanProofPayload,
+  SignatureType,
+  SupportedChain,
+} from "../shared/types";
+export { type CheckAttestationOptions, checkAttestation } from "./check-attestation";
+export { isMaxUseExceededError } from "./errors";
+export {
+  createHumanProofExtension,
+  extractHumanProofChallenge,
+  type HumanProofClientExtensionOptions,
+} from "./extension";
+export { type AttestationAwareSelector, createAttestationAwareSelector } from "./selector";
+export { type EVMSigner, signHumanProofChallengeEVM } from "./sign";
+
+/** The agent DID derived from its EVM address (same name as Billions' client). */
+export function buildDIDFromAddress(address: string): string {
+  return agentDidFromAddress(address);
+}

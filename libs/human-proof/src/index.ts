@@ -1,0 +1,18 @@
+// The server and the client both have a `createHumanProofExtension` (spec 3 names): the root entry exports the
+// server one under that name and the client one as `createHumanProofClientExtension`. The `./server` and
+// `./client` entries export each under its own name.
+
+export {
+  type AttestationAwareSelector,
+  buildDIDFromAddress,
+  type CheckAttestationOptions,
+  checkAttestation,
+  createAttestationAwareSelector,
+  createHumanProofExtension as createHumanProofClientExtension,
+  type EVMSigner,
+  extractHumanProofChallenge,
+  type HumanProofClientExtensionOptions,
+  isMaxUseExceededError,
+  signHumanProofChallengeEVM,
+} from "./client/index";
+export * from "./server/index";

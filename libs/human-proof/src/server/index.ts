@@ -1,0 +1,65 @@
+export { AttestationsApiError } from "../shared/attestations-api";
+export {
+  DEFAULT_AGENT_OWNERSHIP_SCHEMA,
+  DEFAULT_ATTESTATIONS_API_BASE_URL,
+  DEFAULT_NULLIFIER_API_BASE_URL,
+  HUMAN_PROOF,
+  HUMAN_PROOF_HEADER,
+} from "../shared/constants";
+export { formatSIWEMessage, type SignedMessageFields } from "../shared/message";
+export type {
+  HumanProofChallenge,
+  HumanProofExtensionInfo,
+  HumanProofPayload,
+  SignatureType,
+  SupportedChain,
+} from "../shared/types";
+export { buildHumanProofSchema } from "./challenge-schema";
+export { type ConfigureHumanProofServerOptions, configureHumanProofServer } from "./configure";
+export {
+  type DeclareHumanProofOptions,
+  declareHumanProofExtension,
+  type HumanProofDeclaration,
+} from "./declare";
+export {
+  type CreateHumanProofExtensionOptions,
+  createHumanProofExtension,
+  HUMAN_PROOF_DYNAMIC_INFO_FIELDS,
+} from "./extension";
+export {
+  type CreateAfterVerifyFailureRollbackHookOptions,
+  type CreateSettleFailureRollbackHookOptions,
+  type CreateVerifiedPaymentCanceledRollbackHookOptions,
+  type CreateVerifyFailureRollbackHookOptions,
+  type CreateVerifyHumanProofHookOptions,
+  createAfterVerifyFailureRollbackHook,
+  createSettleFailureRollbackHook,
+  createVerifiedPaymentCanceledRollbackHook,
+  createVerifyFailureRollbackHook,
+  createVerifyHumanProofHook,
+  DEFAULT_MAX_PROOF_AGE_SECONDS,
+  type HumanProofHookReason,
+  type RollbackHookOptions,
+} from "./hooks";
+export { InMemoryHumanUsageStorage, InMemoryNonceStore } from "./memory-stores";
+export { DEFAULT_PAYWALL_HTML, paywallInstructions } from "./paywall";
+export type {
+  HumanNotRegisteredEvent,
+  HumanProofEvent,
+  HumanResolution,
+  HumanUsageStorage,
+  HumanVerifiedEvent,
+  MaxUseExceededEvent,
+  NonceStore,
+  OnHumanProofEvent,
+  PoUVerifier,
+  PoUVerifierOptions,
+} from "./types";
+export { createPoUVerifier } from "./verifier";
+export {
+  agentDidFromAddress,
+  type HumanProofRefusalReason,
+  type HumanProofRequestContext,
+  type HumanProofRequestResult,
+  verifyHumanProofRequest,
+} from "./verify-request";

@@ -1,0 +1,71 @@
+export type HumanResolution = {
+  /** The human's nullifier (decimal string): stable per person, the key for per-human quotas. */
+  humanId: string;
+  /** ISO 8601 time of the ownership attestation. */
+  verifiedAt: string;
+  attestationId: string;
+  humanDid: string;
+  /** The attestation's `fromEthereumAddress`; may be a relay, never identify the person by it. */
+  humanAddress: string;
+  agentDid: string;
+  agentAddress: string;
+};
+
+export type HumanVerifiedEvent = { type: "human_verified"; resource: string } & HumanResolution;
+
+export type HumanNotRegisteredEvent = {
+  type: "human_not_registered";
+  resource: string;
+  did: string;
+};
+
+export type MaxUseExceededEvent = {
+  type: "max_use_exceeded";
+  resource: string;
+  humanId: string;
+  maxUse: number;
+};
+
+export type HumanProofEvent = HumanVerifiedEvent | HumanNotRegisteredEvent | MaxUseExceededEvent;
+
+export type OnHumanProofEvent = (event: HumanProofEvent) => void | Promise<void>;
+
+export type PoUVerifierOptions = {
+  /** Replaces the attestations-API check of extra schemas. */
+  hasAttestation?: (did: string, chainId: string, schema: string) => Promise<boolean>;
+  /** URL of the attestations list endpoint (…/api/v1/attestations). */
+  attestationsApiBaseUrl?: string;
+  agentOwnershipSchema?: string;
+  /** URL of the nullifier endpoint (…/api/v1/nullifier). */
+  nullifierApiBaseUrl?: string;
+  /** Per HTTP request to the attestations API. Default 5000 ms. */
+  requestTimeoutMs?: number;
+};
+
+export interface PoUVerifier {
+  /** Schema checked by `lookupHuman`; hooks skip it when checking extra schemas. */
+  ownershipSchema: string;
+  /** The human behind an agent DID, or null when the DID is not paired. Throws when the registry cannot be read. */
+  lookupHuman(did: string, chainId: string): Promise<HumanResolution | null>;
+  hasAttestation?(did: string, chainId: string, schema: string): Promise<boolean>;
+}
+
+/**
+ * Per-human usage counters for tiers with `extra.maxUse`.
+ * Both methods must be single atomic operations on a store shared by every server instance.
+ */
+export interface HumanUsageStorage {
+  /** Increments the (humanId, scope) counter only if it is strictly below `maxUse`; the new count, or null at the limit. */
+  incrementIfBelow(humanId: string, maxUse: number, scope: string): Promise<number | null>;
+  /** Decrements only if above zero; the new count, or null if nothing changed. */
+  decrementIfAboveZero(humanId: string, scope: string): Promise<number | null>;
+}
+
+/** Remembers which proof nonces were used, so a captured proof is accepted once. */
+export interface NonceStore {
+  /**
+   * Marks `nonce` used; true when it had not been used before. `expiresAt` is when a proof with this nonce
+   * is refused for age anyway, so the store may forget the nonce after it. Must be atomic across instances.
+   */
+  consume(nonce: string, expiresAt: Date): Promise<boolean>;
+}
