@@ -1,0 +1,146 @@
+import * as mcl from "mcl-wasm";
+
+/** Groth16 proof as snarkjs and iden3 JWZ tokens serialise it (decimal strings, projective z last). */
+export interface Groth16Proof {
+  pi_a: string[];
+  pi_b: string[][];
+  pi_c: string[];
+}
+
+/** The snarkjs verification key fields a Groth16 check reads. */
+export interface Groth16VerificationKeyJson {
+  protocol?: string;
+  curve?: string;
+  nPublic?: number;
+  vk_alpha_1: string[];
+  vk_beta_2: string[][];
+  vk_gamma_2: string[][];
+  vk_delta_2: string[][];
+  IC: string[][];
+}
+
+/** A verification key with everything that does not depend on the proof computed once. */
+export interface PreparedVerificationKey {
+  readonly ic0: mcl.G1;
+  readonly ic: mcl.G1[];
+  readonly gamma: mcl.PrecomputedG2;
+  readonly delta: mcl.PrecomputedG2;
+  /** e(alpha, beta)^-1: the product of the three proof-dependent pairings must equal it. */
+  readonly alphaBetaInverse: mcl.GT;
+}
+
+/** BN254 scalar field order r: public inputs must be below it, as in the library verifier. */
+export const SCALAR_FIELD_ORDER =
+  21888242871839275222246405745257275088548364400416034343698204186575808495617n;
+
+let ready: Promise<void> | undefined;
+let initialised = false;
+
+/** mcl holds one curve per process (per worker thread); BN_SNARK1 is alt_bn128, the curve circom uses. */
+export function initGroth16(): Promise<void> {
+  ready ??= mcl.init(mcl.BN_SNARK1).then(() => {
+    // Subgroup checks on every point we parse: a G2 point on the twist but outside the r-torsion is rejected.
+    mcl.verifyOrderG1(true);
+    mcl.verifyOrderG2(true);
+    initialised = true;
+  });
+  return ready;
+}
+
+function assertReady(): void {
+  if (!initialised) {
+    throw new Error("groth16 verifier used before initGroth16() resolved");
+  }
+}
+
+function decimal(value: unknown, what: string): string {
+  if (typeof value !== "string" || !/^[0-9]{1,80}$/.test(value)) {
+    throw new Error(`invalid ${what}: not a decimal field element`);
+  }
+  return value;
+}
+
+/** Affine G1 point from [x, y, z?]; z is ignored like the library does. mcl rejects points off the curve. */
+export function parseG1(coords: unknown, what: string): mcl.G1 {
+  if (!Array.isArray(coords) || coords.length < 2) throw new Error(`invalid ${what}: expected [x, y]`);
+  const point = new mcl.G1();
+  try {
+    point.setStr(`1 ${decimal(coords[0], what)} ${decimal(coords[1], what)}`, 10);
+  } catch {
+    throw new Error(`invalid ${what}: point is not on the curve`);
+  }
+  if (!point.isValid() || !point.isValidOrder())
+    throw new Error(`invalid ${what}: point is not on the curve`);
+  return point;
+}
+
+/** Affine G2 point from [[x.c0, x.c1], [y.c0, y.c1], z?]. */
+export function parseG2(coords: unknown, what: string): mcl.G2 {
+  if (!Array.isArray(coords) || coords.length < 2 || !Array.isArray(coords[0]) || !Array.isArray(coords[1])) {
+    throw new Error(`invalid ${what}: expected [[x0, x1], [y0, y1]]`);
+  }
+  const [x, y] = coords as unknown[][];
+  const parts = [x[0], x[1], y[0], y[1]].map((c) => decimal(c, what));
+  const point = new mcl.G2();
+  try {
+    point.setStr(`1 ${parts.join(" ")}`, 10);
+  } catch {
+    throw new Error(`invalid ${what}: point is not on the curve`);
+  }
+  if (!point.isValid() || !point.isValidOrder())
+    throw new Error(`invalid ${what}: point is not on the curve`);
+  return point;
+}
+
+export function prepareVerificationKey(vk: Groth16VerificationKeyJson): PreparedVerificationKey {
+  assertReady();
+  if (!Array.isArray(vk.IC) || vk.IC.length < 1) throw new Error("verification key has no IC points");
+  const alpha = parseG1(vk.vk_alpha_1, "vk_alpha_1");
+  const beta = parseG2(vk.vk_beta_2, "vk_beta_2");
+  const ic = vk.IC.map((p, i) => parseG1(p, `IC[${i}]`));
+  return {
+    ic0: ic[0],
+    ic: ic.slice(1),
+    gamma: new mcl.PrecomputedG2(parseG2(vk.vk_gamma_2, "vk_gamma_2")),
+    delta: new mcl.PrecomputedG2(parseG2(vk.vk_delta_2, "vk_delta_2")),
+    alphaBetaInverse: mcl.inv(mcl.pairing(alpha, beta)),
+  };
+}
+
+function scalar(signal: unknown, index: number): mcl.Fr {
+  if (typeof signal !== "string" || !/^[0-9]{1,80}$/.test(signal)) {
+    throw new Error(`public signal ${index} is not a decimal field element`);
+  }
+  if (BigInt(signal) >= SCALAR_FIELD_ORDER) {
+    throw new Error(`Input value is not in the field ${SCALAR_FIELD_ORDER}`);
+  }
+  const fr = new mcl.Fr();
+  fr.setStr(signal, 10);
+  return fr;
+}
+
+/**
+ * Groth16 check e(A, B) = e(alpha, beta) · e(vk_x, gamma) · e(C, delta), written as
+ * finalExp(ML(-A, B) · ML(C, delta) · ML(vk_x, gamma)) = e(alpha, beta)^-1 so that the fixed G2 points use
+ * precomputed line coefficients. Malformed input throws; a well-formed proof that does not verify returns false.
+ */
+export function verifyGroth16(
+  key: PreparedVerificationKey,
+  proof: Groth16Proof,
+  publicSignals: readonly string[],
+): boolean {
+  assertReady();
+  if (!Array.isArray(publicSignals) || publicSignals.length !== key.ic.length) {
+    throw new Error(
+      `Invalid number of public signals, expected ${key.ic.length} but got ${Array.isArray(publicSignals) ? publicSignals.length : 0}`,
+    );
+  }
+  const scalars = publicSignals.map(scalar);
+  const a = parseG1(proof?.pi_a, "pi_a");
+  const b = parseG2(proof?.pi_b, "pi_b");
+  const c = parseG1(proof?.pi_c, "pi_c");
+  const vkX = scalars.length === 0 ? key.ic0 : mcl.add(key.ic0, mcl.mulVec(key.ic, scalars));
+  const millerAB_CDelta = mcl.precomputedMillerLoop2mixed(mcl.neg(a), b, c, key.delta);
+  const millerGamma = mcl.precomputedMillerLoop(vkX, key.gamma);
+  return mcl.finalExp(mcl.mul(millerAB_CDelta, millerGamma)).isEqual(key.alphaBetaInverse);
+}

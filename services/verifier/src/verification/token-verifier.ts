@@ -1,0 +1,121 @@
+import type {
+  AuthorizationRequestMessage,
+  AuthorizationResponseMessage,
+} from "@iden3/js-iden3-auth/node_modules/@0xpolygonid/js-sdk";
+import type { DocumentLoader } from "./document-loader";
+import { MclGroth16Prover, MemoizedCircuitStorage, useMclForJwzAuth } from "./groth16-iden3";
+import { iden3Auth, jsIden3Core, jsSdk, libraryCircuitsDir } from "./iden3-modules";
+import { memoizePoseidon } from "./poseidon-memo";
+
+export interface ResolvedState {
+  latest: boolean;
+  genesis: boolean;
+  state: unknown;
+  transitionTimestamp: number | string;
+}
+
+/** The library's IStateResolver: one per network key (`billions:main`, `polygon:amoy`, …). */
+export interface StateResolver {
+  resolve(id: bigint, state: bigint): Promise<ResolvedState>;
+  rootResolve(state: bigint): Promise<ResolvedState>;
+}
+
+export type StateResolvers = Record<string, StateResolver>;
+
+export type AuthorizationRequest = AuthorizationRequestMessage;
+export type AuthorizationResponse = AuthorizationResponseMessage;
+
+/** Spec 1: the wallet may prove against an issuer state replaced up to 5 minutes ago. */
+export const ACCEPTED_STATE_TRANSITION_DELAY_MS = 300_000;
+
+export interface TokenVerifierOptions {
+  stateResolvers: StateResolvers;
+  documentLoader: DocumentLoader;
+  /** How old a proof may be (`acceptedProofGenerationDelay`); the library default is 24 hours. */
+  proofMaxAgeMs?: number;
+  /**
+   * `fast` (default): Groth16 on mcl-wasm and memoised Poseidon for the repeated query work.
+   * `library`: the libraries' own code paths, for comparison.
+   */
+  engine?: "fast" | "library";
+}
+
+export interface VerifiedNullifier {
+  nullifier: string;
+  nullifierSessionId: string;
+  userDid: string;
+  /** iden3 id of the user as a decimal string. */
+  userId: string;
+}
+
+export type VerificationOutcome =
+  | { kind: "verified"; response: AuthorizationResponse; proof: VerifiedNullifier }
+  | { kind: "no_nullifier_proof"; response: AuthorizationResponse };
+
+export interface TokenVerifier {
+  /** Throws when the token does not verify against the request; the error message is safe to return. */
+  verify(token: string, request: AuthorizationRequest, sessionId: bigint): Promise<VerificationOutcome>;
+}
+
+/** Every circuit id of the atomic-query-V3 family, as the library groups sub-versions. */
+export const ATOMIC_QUERY_V3_CIRCUIT_IDS: readonly string[] = [
+  ...new Set([
+    ...jsSdk.getGroupedCircuitIdsWithSubVersions(jsSdk.CircuitId.AtomicQueryV3Stable),
+    ...jsSdk.getGroupedCircuitIdsWithSubVersions(jsSdk.CircuitId.AtomicQueryV3),
+  ]),
+];
+
+/** Steps 4 and 5 of spec 1: the V3 entry answering this session, and its nullifier (public signal 4). */
+export function selectNullifierProof(
+  response: AuthorizationResponse,
+  sessionId: bigint,
+): VerifiedNullifier | undefined {
+  const entry = response.body.scope.find(
+    (proof) => ATOMIC_QUERY_V3_CIRCUIT_IDS.includes(proof.circuitId) && BigInt(proof.id) === sessionId,
+  );
+  if (!entry || !response.from) return undefined;
+  const signals = new jsSdk.AtomicQueryV3PubSignals().pubSignalsUnmarshal(
+    jsSdk.byteEncoder.encode(JSON.stringify(entry.pub_signals)),
+  );
+  if (signals.nullifier === undefined || BigInt(signals.nullifier) === 0n) return undefined;
+  const userDid = jsIden3Core.DID.parse(response.from);
+  return {
+    nullifier: BigInt(signals.nullifier).toString(),
+    nullifierSessionId: BigInt(signals.nullifierSessionID).toString(),
+    userDid: userDid.string(),
+    userId: jsIden3Core.DID.idFromDID(userDid).bigInt().toString(),
+  };
+}
+
+export async function createTokenVerifier(options: TokenVerifierOptions): Promise<TokenVerifier> {
+  const storage = new MemoizedCircuitStorage(new jsSdk.FSCircuitStorage({ dirname: libraryCircuitsDir }));
+  const fast = (options.engine ?? "fast") === "fast";
+  if (fast) {
+    await useMclForJwzAuth();
+    memoizePoseidon();
+  }
+  const suite = {
+    documentLoader: options.documentLoader,
+    circuitStorage: storage,
+    prover: fast ? new MclGroth16Prover(storage) : new jsSdk.NativeProver(storage as never),
+    packageManager: new jsSdk.PackageManager(),
+  };
+  const verifier = await iden3Auth.auth.Verifier.newVerifier({
+    stateResolver: options.stateResolvers,
+    suite: suite as never,
+  });
+  await verifier.setupAuthZKPPacker(storage as never);
+  const verifyOptions = {
+    acceptedStateTransitionDelay: ACCEPTED_STATE_TRANSITION_DELAY_MS,
+    ...(options.proofMaxAgeMs === undefined ? {} : { acceptedProofGenerationDelay: options.proofMaxAgeMs }),
+  };
+
+  return {
+    async verify(token, request, sessionId) {
+      // The library writes into the request's params; keep the caller's object intact.
+      const response = await verifier.fullVerify(token, structuredClone(request), verifyOptions);
+      const proof = selectNullifierProof(response, sessionId);
+      return proof ? { kind: "verified", response, proof } : { kind: "no_nullifier_proof", response };
+    },
+  };
+}

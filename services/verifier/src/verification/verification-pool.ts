@@ -1,0 +1,209 @@
+import { availableParallelism } from "node:os";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import type { RemoteDocumentFetcher } from "./document-loader";
+import type {
+  AuthorizationRequest,
+  StateResolvers,
+  TokenVerifier,
+  VerificationOutcome,
+} from "./token-verifier";
+import type { FromWorker, HostCall, ToWorker, WorkerSettings } from "./worker-protocol";
+
+export interface VerificationPoolOptions {
+  /** Worker threads; defaults to the number of cores. */
+  size?: number;
+  /** Called in the main thread on behalf of the workers (they are injectable and may hold caches). */
+  stateResolvers: StateResolvers;
+  /** Fetches contexts no local directory holds; called once per URL, in the main thread. */
+  fetchRemoteDocument?: RemoteDocumentFetcher;
+  localContextDirs: string[];
+  proofMaxAgeMs?: number;
+  engine?: "fast" | "library";
+  /** Jobs beyond this many waiting are refused instead of queued without bound. */
+  maxQueued?: number;
+  /** A job (including its state and document look-ups) that takes longer fails. */
+  jobTimeoutMs?: number;
+  onWorkerError?: (error: Error) => void;
+}
+
+export interface VerificationPool extends TokenVerifier {
+  /** Resolves once every worker has built its verifier; rejects if one cannot. */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface Job {
+  jobId: number;
+  token: string;
+  request: AuthorizationRequest;
+  sessionId: bigint;
+  resolve: (outcome: VerificationOutcome) => void;
+  reject: (error: Error) => void;
+  timer?: NodeJS.Timeout;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: Promise<void>;
+  inFlight: Map<number, Job>;
+}
+
+/** Two jobs per worker let one wait for a state look-up while the other computes. */
+const JOBS_PER_WORKER = 2;
+const workerEntry = new URL("./verification-worker-entry.mjs", import.meta.url);
+const webWorkerNoop = fileURLToPath(new URL("./web-worker-noop.cjs", import.meta.url));
+
+export function createVerificationPool(options: VerificationPoolOptions): VerificationPool {
+  const size = Math.max(1, options.size ?? availableParallelism());
+  const maxQueued = options.maxQueued ?? 1000;
+  const jobTimeoutMs = options.jobTimeoutMs ?? 60_000;
+  const settings: WorkerSettings = {
+    networks: Object.keys(options.stateResolvers),
+    localContextDirs: options.localContextDirs,
+    proofMaxAgeMs: options.proofMaxAgeMs,
+    engine: options.engine,
+  };
+  const documents = new Map<string, Promise<unknown>>();
+  const queue: Job[] = [];
+  const slots: Slot[] = [];
+  let nextJobId = 1;
+  let closed = false;
+
+  const hostCall = (call: HostCall): Promise<unknown> => {
+    if (call.method === "document") {
+      let document = documents.get(call.url);
+      if (!document) {
+        const fetchRemote = options.fetchRemoteDocument;
+        document = fetchRemote
+          ? fetchRemote(call.url)
+          : Promise.reject(new Error(`JSON-LD context ${call.url} is not available locally`));
+        documents.set(call.url, document);
+        document.catch(() => documents.delete(call.url));
+      }
+      return document;
+    }
+    const resolver = options.stateResolvers[call.network];
+    if (!resolver) return Promise.reject(new Error(`resolver not found for network ${call.network}`));
+    return call.method === "resolve"
+      ? resolver.resolve(call.id, call.state)
+      : resolver.rootResolve(call.state);
+  };
+
+  const finish = (slot: Slot, jobId: number): Job | undefined => {
+    const job = slot.inFlight.get(jobId);
+    if (!job) return undefined;
+    slot.inFlight.delete(jobId);
+    clearTimeout(job.timer);
+    return job;
+  };
+
+  const dispatch = (): void => {
+    while (queue.length > 0) {
+      const slot = slots
+        .filter((s) => s.inFlight.size < JOBS_PER_WORKER)
+        .sort((a, b) => a.inFlight.size - b.inFlight.size)[0];
+      if (!slot) return;
+      const job = queue.shift() as Job;
+      slot.inFlight.set(job.jobId, job);
+      job.timer = setTimeout(() => {
+        if (finish(slot, job.jobId)) job.reject(new Error("verification timed out"));
+        dispatch();
+      }, jobTimeoutMs);
+      const message: ToWorker = {
+        type: "verify",
+        jobId: job.jobId,
+        token: job.token,
+        request: job.request,
+        sessionId: job.sessionId,
+      };
+      slot.worker.postMessage(message);
+    }
+  };
+
+  const spawn = (index: number): Slot => {
+    const worker = new Worker(workerEntry, { workerData: { settings, mod: webWorkerNoop } });
+    let wasReady = false;
+    let markReady: () => void = () => {};
+    let markFailed: (error: Error) => void = () => {};
+    const ready = new Promise<void>((resolve, reject) => {
+      markReady = resolve;
+      markFailed = reject;
+    });
+    ready.catch(() => {});
+    const slot: Slot = { worker, ready, inFlight: new Map() };
+    worker.on("message", (message: FromWorker) => {
+      switch (message.type) {
+        case "ready":
+          wasReady = true;
+          markReady();
+          return;
+        case "failed":
+          markFailed(new Error(message.message));
+          return;
+        case "call":
+          hostCall(message.call).then(
+            (value) =>
+              worker.postMessage({
+                type: "reply",
+                callId: message.callId,
+                ok: true,
+                value,
+              } satisfies ToWorker),
+            (error: unknown) =>
+              worker.postMessage({
+                type: "reply",
+                callId: message.callId,
+                ok: false,
+                message: error instanceof Error ? error.message : String(error),
+              } satisfies ToWorker),
+          );
+          return;
+        case "done": {
+          const job = finish(slot, message.jobId);
+          if (job) {
+            if (message.ok) job.resolve(message.outcome);
+            else job.reject(new Error(message.message));
+          }
+          dispatch();
+          return;
+        }
+      }
+    });
+    worker.on("error", (error) => options.onWorkerError?.(error));
+    worker.on("exit", (code) => {
+      const error = new Error(`verification worker stopped (exit code ${code})`);
+      markFailed(error);
+      for (const jobId of [...slot.inFlight.keys()]) finish(slot, jobId)?.reject(error);
+      // A worker that never got ready would fail the same way again: no respawn loop.
+      if (!closed && wasReady) {
+        slots[index] = spawn(index);
+        dispatch();
+      }
+    });
+    return slot;
+  };
+
+  for (let i = 0; i < size; i++) slots.push(spawn(i));
+
+  return {
+    async ready() {
+      await Promise.all(slots.map((slot) => slot.ready));
+    },
+    verify(token, request, sessionId) {
+      if (closed) return Promise.reject(new Error("verification pool is closed"));
+      if (queue.length >= maxQueued)
+        return Promise.reject(new Error("verifier is overloaded, try again later"));
+      return new Promise<VerificationOutcome>((resolve, reject) => {
+        queue.push({ jobId: nextJobId++, token, request, sessionId, resolve, reject });
+        dispatch();
+      });
+    },
+    async close() {
+      closed = true;
+      const error = new Error("verification pool is closed");
+      for (const job of queue.splice(0)) job.reject(error);
+      await Promise.all(slots.map((slot) => slot.worker.terminate()));
+    },
+  };
+}

@@ -1,0 +1,78 @@
+import { parentPort, workerData } from "node:worker_threads";
+import { createDocumentLoader } from "./document-loader";
+import {
+  createTokenVerifier,
+  type ResolvedState,
+  type StateResolvers,
+  type TokenVerifier,
+} from "./token-verifier";
+import type { FromWorker, HostCall, ToWorker, WorkerSettings } from "./worker-protocol";
+
+const port = parentPort;
+if (!port) throw new Error("verification-worker must run in a worker thread");
+const settings = (workerData as { settings: WorkerSettings }).settings;
+
+const pendingCalls = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+let nextCallId = 1;
+
+function send(message: FromWorker): void {
+  port?.postMessage(message);
+}
+
+function callHost<T>(call: HostCall): Promise<T> {
+  const callId = nextCallId++;
+  return new Promise<T>((resolve, reject) => {
+    pendingCalls.set(callId, { resolve: resolve as (value: unknown) => void, reject });
+    send({ type: "call", callId, call });
+  });
+}
+
+const stateResolvers: StateResolvers = Object.fromEntries(
+  settings.networks.map((network) => [
+    network,
+    {
+      resolve: (id: bigint, state: bigint) =>
+        callHost<ResolvedState>({ method: "resolve", network, id, state }),
+      rootResolve: (state: bigint) => callHost<ResolvedState>({ method: "rootResolve", network, state }),
+    },
+  ]),
+);
+
+const verifierReady: Promise<TokenVerifier> = createTokenVerifier({
+  stateResolvers,
+  documentLoader: createDocumentLoader({
+    localDirs: settings.localContextDirs,
+    fetchRemote: (url) => callHost<unknown>({ method: "document", url }),
+  }),
+  proofMaxAgeMs: settings.proofMaxAgeMs,
+  engine: settings.engine,
+});
+
+verifierReady.then(
+  () => send({ type: "ready" }),
+  (error: Error) => send({ type: "failed", message: error.message }),
+);
+
+port.on("message", (message: ToWorker) => {
+  if (message.type === "reply") {
+    const pending = pendingCalls.get(message.callId);
+    if (!pending) return;
+    pendingCalls.delete(message.callId);
+    if (message.ok) pending.resolve(message.value);
+    else pending.reject(new Error(message.message));
+    return;
+  }
+  const { jobId, token, request, sessionId } = message;
+  verifierReady
+    .then((verifier) => verifier.verify(token, request, sessionId))
+    .then(
+      (outcome) => send({ type: "done", jobId, ok: true, outcome }),
+      (error: unknown) =>
+        send({
+          type: "done",
+          jobId,
+          ok: false,
+          message: error instanceof Error ? error.message : String(error),
+        }),
+    );
+});

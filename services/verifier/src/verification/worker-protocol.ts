@@ -1,0 +1,27 @@
+import type { AuthorizationRequest, ResolvedState, VerificationOutcome } from "./token-verifier";
+
+/** What a verification thread needs to build its verifier; everything injectable stays in the main thread. */
+export interface WorkerSettings {
+  /** Network keys (`billions:main`, …) the main thread has state resolvers for. */
+  networks: string[];
+  localContextDirs: string[];
+  proofMaxAgeMs?: number;
+  engine?: "fast" | "library";
+}
+
+export type HostCall =
+  | { method: "resolve"; network: string; id: bigint; state: bigint }
+  | { method: "rootResolve"; network: string; state: bigint }
+  | { method: "document"; url: string };
+
+export type ToWorker =
+  | { type: "verify"; jobId: number; token: string; request: AuthorizationRequest; sessionId: bigint }
+  | { type: "reply"; callId: number; ok: true; value: ResolvedState | unknown }
+  | { type: "reply"; callId: number; ok: false; message: string };
+
+export type FromWorker =
+  | { type: "ready" }
+  | { type: "failed"; message: string }
+  | { type: "done"; jobId: number; ok: true; outcome: VerificationOutcome }
+  | { type: "done"; jobId: number; ok: false; message: string }
+  | { type: "call"; callId: number; call: HostCall };
