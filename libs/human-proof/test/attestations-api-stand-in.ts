@@ -139,11 +139,10 @@ function answerList(url: URL, fixture: StandInFixture, res: ServerResponse): voi
 
 function answerNullifier(url: URL, fixture: StandInFixture, res: ServerResponse): void {
   const userId = url.searchParams.get("userId");
-  if (userId === null || userId === "")
-    return send(res, 400, { message: "userId query parameter is required" });
-  if (!/^[0-9]+$/.test(userId)) return send(res, 400, { message: "userId must be a valid integer" });
-  if (!(userId in fixture.nullifiers)) return send(res, 404, { message: "Nullifier not found" });
-  send(res, 200, { userId, nullifier: fixture.nullifiers[userId] });
+  if (userId === null || userId === "") send(res, 400, { message: "userId query parameter is required" });
+  else if (!/^[0-9]+$/.test(userId)) send(res, 400, { message: "userId must be a valid integer" });
+  else if (!(userId in fixture.nullifiers)) send(res, 404, { message: "Nullifier not found" });
+  else send(res, 200, { userId, nullifier: fixture.nullifiers[userId] });
 }
 
 export async function startAttestationsApiStandIn(fixture: StandInFixture): Promise<AttestationsApiStandIn> {
@@ -155,11 +154,11 @@ export async function startAttestationsApiStandIn(fixture: StandInFixture): Prom
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     requests.push(url);
     const answer = () => {
-      if (failure !== null) return send(res, failure, { message: "unavailable" });
-      if (req.method !== "GET") return send(res, 405, { message: "method not allowed" });
-      if (url.pathname === "/api/v1/attestations") return answerList(url, fixture, res);
-      if (url.pathname === "/api/v1/nullifier") return answerNullifier(url, fixture, res);
-      send(res, 404, { message: "not found" });
+      if (failure !== null) send(res, failure, { message: "unavailable" });
+      else if (req.method !== "GET") send(res, 405, { message: "method not allowed" });
+      else if (url.pathname === "/api/v1/attestations") answerList(url, fixture, res);
+      else if (url.pathname === "/api/v1/nullifier") answerNullifier(url, fixture, res);
+      else send(res, 404, { message: "not found" });
     };
     if (delayMs > 0) setTimeout(answer, delayMs);
     else answer();

@@ -1,0 +1,269 @@
+import { didFromAddress } from "@humanpass/identity";
+import type { VerifyContext } from "@x402/core/server";
+import type { PaymentRequirements } from "@x402/core/types";
+import { describe, expect, it } from "vitest";
+import { account, challenge, RESOURCE, registry, resolutionFor, sign } from "../../test/proof-fixtures";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../shared/constants";
+import { declareHumanProofExtension } from "./declare";
+import {
+  createAfterVerifyFailureRollbackHook,
+  createSettleFailureRollbackHook,
+  createVerifiedPaymentCanceledRollbackHook,
+  createVerifyFailureRollbackHook,
+  createVerifyHumanProofHook,
+} from "./hooks";
+import { InMemoryHumanUsageStorage } from "./memory-stores";
+import type { HumanProofEvent, PoUVerifier } from "./types";
+
+const agent = account(1);
+const secondAgentOfSameHuman = account(3);
+const REVIEW = `0x${"ab".repeat(32)}`;
+const did = didFromAddress(agent.address, "main");
+const paired = {
+  [did]: resolutionFor(agent.address, "777"),
+  [didFromAddress(secondAgentOfSameHuman.address, "main")]: resolutionFor(
+    secondAgentOfSameHuman.address,
+    "777",
+  ),
+};
+
+function tier(extra?: Record<string, unknown>): PaymentRequirements {
+  return {
+    scheme: "exact",
+    network: "eip155:45056",
+    amount: "1000",
+    asset: "0x0000000000000000000000000000000000000001",
+    payTo: "0x0000000000000000000000000000000000000002",
+    maxTimeoutSeconds: 60,
+    extra: extra ?? {},
+  };
+}
+
+const gated = (extra: Record<string, unknown> = {}) =>
+  tier({ requiredAttestations: [DEFAULT_AGENT_OWNERSHIP_SCHEMA], ...extra });
+
+function context(
+  requirements: PaymentRequirements,
+  proof: unknown,
+  declared: unknown = challenge(),
+): VerifyContext {
+  return {
+    paymentPayload: {
+      x402Version: 2,
+      payload: {},
+      resource: { url: RESOURCE, description: "", mimeType: "" },
+      accepted: requirements,
+      extensions: proof === undefined ? {} : { "human-proof": proof },
+    },
+    requirements,
+    declaredExtensions: { "human-proof": declared },
+  };
+}
+
+function setup(
+  options: { verifier?: PoUVerifier & { failing?: boolean }; maxProofAgeSeconds?: number } = {},
+) {
+  const verifier = options.verifier ?? registry(paired, { [did]: [REVIEW] });
+  const storage = new InMemoryHumanUsageStorage();
+  const events: HumanProofEvent[] = [];
+  const hook = createVerifyHumanProofHook({
+    verifier,
+    storage,
+    maxProofAgeSeconds: options.maxProofAgeSeconds,
+    onEvent: (event) => {
+      events.push(event);
+    },
+  });
+  return { hook, verifier, storage, events };
+}
+
+describe("createVerifyHumanProofHook", () => {
+  it("lets a tier without requiredAttestations through without looking anything up", async () => {
+    const { hook, verifier } = setup();
+    expect(await hook(context(tier(), undefined))).toBeUndefined();
+    expect(await hook(context(tier({ requiredAttestations: [] }), undefined))).toBeUndefined();
+    expect((verifier as ReturnType<typeof registry>).lookups).toEqual([]);
+  });
+
+  it("passes a valid proof, sent as Billions' JSON string or as an x402 info echo", async () => {
+    const { hook, events } = setup();
+    expect(await hook(context(gated(), await sign(agent)))).toBeUndefined();
+    const echo = { ...challenge(), info: JSON.parse(await sign(agent)) };
+    expect(await hook(context(gated(), echo))).toBeUndefined();
+    expect(events.map((e) => e.type)).toEqual(["human_verified", "human_verified"]);
+  });
+
+  it("aborts with the reason of verifyHumanProofRequest", async () => {
+    const { hook } = setup();
+    expect(await hook(context(gated(), undefined))).toEqual({ abort: true, reason: "missing_header" });
+    expect(await hook(context(gated(), "{"))).toEqual({ abort: true, reason: "invalid_header" });
+    const stranger = await sign(account(9));
+    expect(await hook(context(gated(), stranger))).toEqual({ abort: true, reason: "not_registered" });
+  });
+
+  it("checks the signed uri and domain against the challenge this server issued", async () => {
+    const { hook } = setup();
+    const issued = challenge({ uri: "https://api.example.com/other", domain: "api.example.com" });
+    expect(await hook(context(gated(), await sign(agent), issued))).toEqual({
+      abort: true,
+      reason: "resource_mismatch",
+    });
+    const otherDomain = await sign(agent, { domain: "evil.example" });
+    expect(await hook(context(gated(), otherDomain))).toEqual({
+      abort: true,
+      reason: "wrong_domain_or_resource",
+    });
+  });
+
+  it("derives the expected terms from a raw declaration when no challenge was issued into it", async () => {
+    const { hook } = setup();
+    const declaration = declareHumanProofExtension({ domain: "pay.example.org" });
+    expect(await hook(context(gated(), await sign(agent), declaration))).toEqual({
+      abort: true,
+      reason: "wrong_domain_or_resource",
+    });
+    const proof = await sign(agent, { domain: "pay.example.org" });
+    expect(await hook(context(gated(), proof, declaration))).toBeUndefined();
+  });
+
+  it("accepts a proof once: a replay of the same nonce is refused", async () => {
+    const { hook } = setup();
+    const proof = await sign(agent);
+    expect(await hook(context(gated(), proof))).toBeUndefined();
+    expect(await hook(context(gated(), proof))).toEqual({ abort: true, reason: "unknown_or_expired_nonce" });
+  });
+
+  it("enforces its own proof lifetime even when the agent dropped expirationTime", async () => {
+    const { hook } = setup({ maxProofAgeSeconds: 300 });
+    const old = await sign(agent, { issuedAt: new Date(Date.now() - 301_000).toISOString() });
+    expect(await hook(context(gated(), old))).toEqual({ abort: true, reason: "message_expired" });
+    const future = await sign(agent, { issuedAt: new Date(Date.now() + 300_000).toISOString() });
+    expect(await hook(context(gated(), future))).toEqual({ abort: true, reason: "invalid_issued_at" });
+  });
+
+  it("refuses with verification_unavailable, never lets through, when the registry cannot be read", async () => {
+    const verifier = registry(paired);
+    const { hook } = setup({ verifier });
+    verifier.failing = true;
+    expect(await hook(context(gated(), await sign(agent)))).toMatchObject({
+      abort: true,
+      reason: "verification_unavailable",
+    });
+    verifier.failing = false;
+    expect(await hook(context(gated(), await sign(agent)))).toBeUndefined();
+  });
+
+  it("checks schemas beyond the ownership schema", async () => {
+    const { hook } = setup();
+    const needsReview = gated({ requiredAttestations: [DEFAULT_AGENT_OWNERSHIP_SCHEMA, REVIEW] });
+    expect(await hook(context(needsReview, await sign(agent)))).toBeUndefined();
+    const needsOther = gated({
+      requiredAttestations: [DEFAULT_AGENT_OWNERSHIP_SCHEMA, `0x${"cd".repeat(32)}`],
+    });
+    expect(await hook(context(needsOther, await sign(agent)))).toEqual({
+      abort: true,
+      reason: "missing_required_attestation",
+    });
+    const { hasAttestation: _, ...withoutCheck } = registry(paired);
+    const { hook: limited } = setup({ verifier: withoutCheck });
+    expect(await limited(context(needsReview, await sign(agent)))).toEqual({
+      abort: true,
+      reason: "verifier_cannot_check_attestations",
+    });
+  });
+
+  it("refuses a bad maxUse and a maxUse without storage", async () => {
+    const { hook } = setup();
+    for (const maxUse of [0, -1, 1.5, "3", Number.POSITIVE_INFINITY]) {
+      expect(await hook(context(gated({ maxUse }), await sign(agent)))).toEqual({
+        abort: true,
+        reason: "invalid_max_use_value",
+      });
+    }
+    const withoutStorage = createVerifyHumanProofHook({ verifier: registry(paired) });
+    expect(await withoutStorage(context(gated({ maxUse: 1 }), await sign(agent)))).toEqual({
+      abort: true,
+      reason: "misconfigured_max_use_storage",
+    });
+  });
+
+  it("counts uses per human and scope: two agents of one human share the quota", async () => {
+    const { hook, storage, events } = setup();
+    const capped = gated({ maxUse: 2, scope: "weather" });
+    expect(await hook(context(capped, await sign(agent)))).toBeUndefined();
+    expect(await hook(context(capped, await sign(secondAgentOfSameHuman)))).toBeUndefined();
+    expect(await hook(context(capped, await sign(agent)))).toEqual({
+      abort: true,
+      reason: "max_use_exceeded",
+    });
+    expect(events.at(-1)).toEqual({
+      type: "max_use_exceeded",
+      resource: RESOURCE,
+      humanId: "777",
+      maxUse: 2,
+    });
+    expect(await storage.incrementIfBelow("777", 2, "weather")).toBeNull();
+    // Without a scope the counter is per resource URL.
+    expect(await hook(context(gated({ maxUse: 1 }), await sign(agent)))).toBeUndefined();
+    expect(await storage.incrementIfBelow("777", 1, RESOURCE)).toBeNull();
+  });
+});
+
+describe("rollback hooks", () => {
+  async function usedOnce() {
+    const { hook, storage } = setup();
+    const ctx = context(gated({ maxUse: 1, scope: "s" }), await sign(agent));
+    expect(await hook(ctx)).toBeUndefined();
+    return { storage, ctx };
+  }
+  const settleContext = (ctx: VerifyContext) => ({ ...ctx, phase: "after-handler" as const });
+
+  it("gives the quota back when the facilitator finds the payment invalid, not when valid", async () => {
+    const { storage, ctx } = await usedOnce();
+    const rollback = createAfterVerifyFailureRollbackHook({ storage });
+    await rollback({ ...ctx, result: { isValid: true } });
+    expect(await storage.incrementIfBelow("777", 1, "s")).toBeNull();
+    await rollback({ ...ctx, result: { isValid: false, invalidReason: "insufficient_funds" } });
+    expect(await storage.incrementIfBelow("777", 1, "s")).toBe(1);
+  });
+
+  it("gives the quota back when verification throws", async () => {
+    const { storage, ctx } = await usedOnce();
+    await createVerifyFailureRollbackHook({ storage })({ ...ctx, error: new Error("facilitator down") });
+    expect(await storage.incrementIfBelow("777", 1, "s")).toBe(1);
+  });
+
+  it("gives the quota back once, even when settlement fails and the payment is also canceled", async () => {
+    const { storage, ctx } = await usedOnce();
+    await storage.incrementIfBelow("777", 5, "s"); // a second, unrelated use of the same human
+    await createSettleFailureRollbackHook({ storage })({
+      ...settleContext(ctx),
+      error: new Error("reverted"),
+    });
+    await createVerifiedPaymentCanceledRollbackHook({ storage })({
+      ...settleContext(ctx),
+      reason: "handler_failed",
+      settledPhases: [],
+    });
+    expect(await storage.decrementIfAboveZero("777", "s")).toBe(0);
+    expect(await storage.decrementIfAboveZero("777", "s")).toBeNull();
+  });
+
+  it("gives the quota back when the handler fails after verification", async () => {
+    const { storage, ctx } = await usedOnce();
+    await createVerifiedPaymentCanceledRollbackHook({ storage })({
+      ...settleContext(ctx),
+      reason: "handler_threw",
+      settledPhases: [],
+    });
+    expect(await storage.incrementIfBelow("777", 1, "s")).toBe(1);
+  });
+
+  it("leaves counters alone for payments whose hook took no quota", async () => {
+    const { storage } = setup();
+    await storage.incrementIfBelow("777", 5, "s");
+    const unrelated = context(gated({ maxUse: 5, scope: "s" }), await sign(agent));
+    await createVerifyFailureRollbackHook({ storage })({ ...unrelated, error: new Error("x") });
+    expect(await storage.decrementIfAboveZero("777", "s")).toBe(0);
+  });
+});
