@@ -1,0 +1,101 @@
+export interface TailOptions {
+  subjects: string[];
+  /** Deliver from this instant; only new events when absent. */
+  since?: Date;
+  json: boolean;
+  /** Exit after this many events. */
+  count?: number;
+  /** Subject/stream prefix of a non-default topology (EVENTS_PREFIX). */
+  prefix: string;
+  servers: string;
+}
+
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+export const USAGE = `Usage: humanpass events tail [subject…] [options]
+
+Prints humanpass events from NATS JetStream as they arrive. Without subjects, every humanpass stream
+(VERIFIER, CHAIN, AGENT_AUTH, PAYMENTS) is followed. Subjects may use NATS wildcards:
+  humanpass events tail chain.> payments.max_use_exceeded
+  humanpass events tail '*.human_verified' --since 1h --json
+
+Options:
+  --since <when>   also print stored events from then on: a duration (30s, 10m, 2h, 1d) or an ISO 8601 time
+  --json           one JSON object per line: { stream, seq, subject, event }
+  --count <n>      exit after n events
+  --prefix <p>     subject prefix of a test topology (default: $EVENTS_PREFIX or none)
+  --server <url>   NATS server(s), comma-separated (default: $NATS_URL or nats://127.0.0.1:4222)
+  -h, --help       this text
+`;
+
+const DURATION = /^(\d+)(ms|s|m|h|d)$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `10m` means ten minutes before `now`; anything else must be an ISO 8601 date-time. */
+export function parseSince(value: string, now: Date = new Date()): Date {
+  const duration = DURATION.exec(value);
+  if (duration) return new Date(now.getTime() - Number(duration[1]) * UNIT_MS[duration[2]]);
+  if (/^\d{4}-\d{2}-\d{2}/.test(value)) {
+    const at = new Date(value);
+    if (!Number.isNaN(at.getTime())) return at;
+  }
+  throw new UsageError(`--since: "${value}" is neither a duration like 10m nor an ISO 8601 time`);
+}
+
+export function parseTailArgs(
+  argv: string[],
+  env: Record<string, string | undefined> = process.env,
+  now = new Date(),
+): TailOptions {
+  const options: TailOptions = {
+    subjects: [],
+    json: false,
+    prefix: env.EVENTS_PREFIX ?? "",
+    servers: env.NATS_URL || "nats://127.0.0.1:4222",
+  };
+  const value = (i: number, flag: string): string => {
+    const v = argv[i + 1];
+    if (v === undefined || v.startsWith("--")) throw new UsageError(`${flag} needs a value`);
+    return v;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const [flag, inline] =
+      arg.startsWith("--") && arg.includes("=")
+        ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
+        : [arg, undefined];
+    const take = () => inline ?? value(i++, flag);
+    switch (flag) {
+      case "--json":
+        options.json = true;
+        break;
+      case "--since":
+        options.since = parseSince(take(), now);
+        break;
+      case "--count": {
+        const raw = take();
+        const n = Number(raw);
+        if (!Number.isInteger(n) || n < 1)
+          throw new UsageError(`--count: "${raw}" is not a positive integer`);
+        options.count = n;
+        break;
+      }
+      case "--prefix":
+        options.prefix = take();
+        break;
+      case "--server":
+        options.servers = take();
+        break;
+      default:
+        if (flag.startsWith("-")) throw new UsageError(`unknown option ${flag}`);
+        if (!/^[^\s]+$/.test(flag)) throw new UsageError(`"${flag}" is not a NATS subject`);
+        options.subjects.push(flag);
+    }
+  }
+  if (options.prefix && !/^[a-z0-9_]+$/.test(options.prefix)) {
+    throw new UsageError(`--prefix: "${options.prefix}" must be lower-case letters, digits and _`);
+  }
+  return options;
+}

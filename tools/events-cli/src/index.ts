@@ -1,0 +1,4 @@
+export { parseSince, parseTailArgs, type TailOptions } from "./args";
+export { formatJson, formatPretty, type ReceivedEvent } from "./format";
+export { intersectSubjects, planConsumers } from "./subjects";
+export { tail } from "./tail";

@@ -1,0 +1,42 @@
+import { parseTailArgs, USAGE, UsageError } from "./args";
+import { tail } from "./tail";
+
+/** `humanpass <group> <command> …`; returns the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [group, command, ...rest] = argv;
+  if (
+    group === undefined ||
+    group === "-h" ||
+    group === "--help" ||
+    rest.includes("--help") ||
+    rest.includes("-h")
+  ) {
+    process.stdout.write(USAGE);
+    return group === undefined ? 2 : 0;
+  }
+  if (group !== "events" || command !== "tail") {
+    process.stderr.write(`unknown command: ${[group, command].filter(Boolean).join(" ")}\n\n${USAGE}`);
+    return 2;
+  }
+  try {
+    const options = parseTailArgs(rest);
+    const stop = new AbortController();
+    for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => stop.abort());
+    return await tail(
+      options,
+      {
+        out: (line) => process.stdout.write(`${line}\n`),
+        err: (line) => process.stderr.write(`${line}\n`),
+        color: process.stdout.isTTY === true,
+      },
+      stop.signal,
+    );
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`${e.message}\n\n${USAGE}`);
+      return 2;
+    }
+    process.stderr.write(`humanpass events tail: ${(e as Error).message}\n`);
+    return 1;
+  }
+}
