@@ -1,0 +1,75 @@
+import { recoverMessageAddress } from "viem";
+import { describe, expect, it } from "vitest";
+import { account, CHAIN, challenge } from "../../test/proof-fixtures";
+import { signHumanProofChallengeEVM } from "./sign";
+
+const agent = account(1);
+
+describe("signHumanProofChallengeEVM", () => {
+  it("signs the SIWE-style text and returns the proof JSON with every challenge field", async () => {
+    const signed: string[] = [];
+    const signer = {
+      address: agent.address,
+      signMessage: (message: string) => {
+        signed.push(message);
+        return agent.signMessage(message);
+      },
+    };
+    const c = challenge({
+      nonce: "abc123",
+      issuedAt: "2026-11-22T00:00:00.000Z",
+      expirationTime: "2026-11-22T00:15:00.000Z",
+      statement: "Verify your agent is backed by a verified human",
+    });
+    const proof = JSON.parse(await signHumanProofChallengeEVM(c, signer, CHAIN));
+
+    expect(signed).toEqual([
+      `api.example.com wants you to sign in with your Ethereum account:
+${agent.address}
+Verify your agent is backed by a verified human
+
+URI: https://api.example.com/weather?city=Oslo
+Version: 1
+Chain ID: eip155:45056
+Nonce: abc123
+Issued At: 2026-11-22T00:00:00.000Z
+Expiration Time: 2026-11-22T00:15:00.000Z
+Resources:
+- https://api.example.com/weather?city=Oslo`,
+    ]);
+    expect(proof).toEqual({
+      ...c.info,
+      chainId: CHAIN,
+      type: "eip191",
+      address: agent.address,
+      signature: proof.signature,
+    });
+    expect(await recoverMessageAddress({ message: signed[0], signature: proof.signature })).toBe(
+      agent.address,
+    );
+  });
+
+  it("leaves a blank line where there is no statement and omits absent optional lines", async () => {
+    const signed: string[] = [];
+    const c = challenge({ nonce: "n", issuedAt: "2026-11-22T00:00:00.000Z", resources: undefined });
+    await signHumanProofChallengeEVM(
+      c,
+      { address: agent.address, signMessage: async (m) => (signed.push(m), "0x") },
+      CHAIN,
+    );
+    expect(signed[0]).toBe(`api.example.com wants you to sign in with your Ethereum account:
+${agent.address}
+
+URI: https://api.example.com/weather?city=Oslo
+Version: 1
+Chain ID: eip155:45056
+Nonce: n
+Issued At: 2026-11-22T00:00:00.000Z`);
+  });
+
+  it("refuses a chain the challenge does not offer for eip191", async () => {
+    await expect(signHumanProofChallengeEVM(challenge(), agent, "eip155:1")).rejects.toThrow(/eip155:1/);
+    const solanaOnly = { ...challenge(), supportedChains: [{ chainId: CHAIN, type: "ed25519" as const }] };
+    await expect(signHumanProofChallengeEVM(solanaOnly, agent, CHAIN)).rejects.toThrow(/not offered/);
+  });
+});
