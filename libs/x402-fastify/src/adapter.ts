@@ -1,0 +1,51 @@
+import type { HTTPAdapter } from "@x402/core/server";
+import type { FastifyRequest } from "fastify";
+
+/** x402's view of a Fastify request. */
+export class FastifyHTTPAdapter implements HTTPAdapter {
+  constructor(readonly request: FastifyRequest) {}
+
+  getHeader(name: string): string | undefined {
+    const value = this.request.headers[name.toLowerCase()];
+    return Array.isArray(value) ? value[0] : value;
+  }
+
+  getMethod(): string {
+    return this.request.method;
+  }
+
+  getPath(): string {
+    return pathOf(this.request.url);
+  }
+
+  /** The URL the client asked for, query included: a signed human proof must name exactly this resource. */
+  getUrl(): string {
+    return `${this.request.protocol}://${this.request.host}${this.request.url}`;
+  }
+
+  getAcceptHeader(): string {
+    return this.getHeader("accept") ?? "";
+  }
+
+  getUserAgent(): string {
+    return this.getHeader("user-agent") ?? "";
+  }
+
+  getQueryParams(): Record<string, string | string[]> {
+    return (this.request.query ?? {}) as Record<string, string | string[]>;
+  }
+
+  getQueryParam(name: string): string | string[] | undefined {
+    return this.getQueryParams()[name];
+  }
+
+  /** Undefined while payment is checked: the gate runs in `onRequest`, before the body is read. */
+  getBody(): unknown {
+    return this.request.body;
+  }
+}
+
+export function pathOf(url: string): string {
+  const end = url.search(/[?#]/);
+  return end === -1 ? url : url.slice(0, end);
+}

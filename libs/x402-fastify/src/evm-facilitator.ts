@@ -1,0 +1,51 @@
+import { x402Facilitator } from "@x402/core/facilitator";
+import type { FacilitatorClient } from "@x402/core/server";
+import type { Network } from "@x402/core/types";
+import { toFacilitatorEvmSigner } from "@x402/evm";
+import { registerExactEvmScheme } from "@x402/evm/exact/facilitator";
+import { type Chain, createWalletClient, type Hex, http, publicActions } from "viem";
+import { nonceManager, privateKeyToAccount } from "viem/accounts";
+import { createInProcessFacilitatorClient } from "./facilitators";
+
+export interface EvmFacilitatorOptions {
+  rpcUrl: string;
+  chain: Chain;
+  /** Key of the account that submits settlements and pays their gas. */
+  privateKey: Hex;
+  /** CAIP-2 networks it settles on; default the chain's own. */
+  networks?: Network[];
+  confirmationTimeoutMs?: number;
+}
+
+/**
+ * x402's own facilitator with the EVM `exact` scheme, in this process, settling through `rpcUrl` (the devnet
+ * locally). Concurrent settlements share one account, so its nonces are handed out locally, not re-read.
+ */
+export function createEvmFacilitatorClient(
+  options: EvmFacilitatorOptions,
+): FacilitatorClient & { address: Hex } {
+  const account = privateKeyToAccount(options.privateKey, { nonceManager });
+  const client = createWalletClient({
+    account,
+    chain: options.chain,
+    transport: http(options.rpcUrl),
+  }).extend(publicActions);
+  const signer = toFacilitatorEvmSigner(
+    {
+      address: account.address,
+      readContract: (args) => client.readContract(args as Parameters<typeof client.readContract>[0]),
+      verifyTypedData: (args) => client.verifyTypedData(args as Parameters<typeof client.verifyTypedData>[0]),
+      writeContract: (args) => client.writeContract(args as Parameters<typeof client.writeContract>[0]),
+      sendTransaction: (args) => client.sendTransaction(args),
+      waitForTransactionReceipt: (args) => client.waitForTransactionReceipt({ ...args, pollingInterval: 50 }),
+      getCode: (args) => client.getCode(args),
+    },
+    { confirmationTimeoutMs: options.confirmationTimeoutMs },
+  );
+  const facilitator = new x402Facilitator();
+  registerExactEvmScheme(facilitator, {
+    signer,
+    networks: options.networks ?? [`eip155:${options.chain.id}`],
+  });
+  return { ...createInProcessFacilitatorClient(facilitator), address: account.address };
+}

@@ -1,0 +1,15 @@
+export { FastifyHTTPAdapter, pathOf } from "./adapter";
+export { createEvmFacilitatorClient, type EvmFacilitatorOptions } from "./evm-facilitator";
+export {
+  createInProcessFacilitatorClient,
+  createMockFacilitatorClient,
+  type MockFacilitatorOptions,
+  payerOf,
+} from "./facilitators";
+export {
+  currentPaymentRequest,
+  fastifyRequestOf,
+  installPaymentGate,
+  type PaymentGateOptions,
+  type VerifiedPayment,
+} from "./payment-gate";

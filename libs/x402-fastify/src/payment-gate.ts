@@ -1,0 +1,300 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { Readable } from "node:stream";
+import {
+  getFacilitatorResponseError,
+  type HTTPProcessResult,
+  type HTTPRequestContext,
+  type HTTPResponseInstructions,
+  type HTTPTransportContext,
+  isFatalStartupInitError,
+  type PaywallConfig,
+  type PaywallProvider,
+  SETTLEMENT_OVERRIDES_HEADER,
+  withPrivateCacheControl,
+  type x402HTTPResourceServer,
+} from "@x402/core/server";
+import type { SettleResponse } from "@x402/core/types";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { FastifyHTTPAdapter } from "./adapter";
+
+type VerifiedResult = Extract<HTTPProcessResult, { type: "payment-verified" }>;
+
+/** A payment that passed verification and waits for the handler's outcome. */
+export interface VerifiedPayment {
+  readonly result: VerifiedResult;
+  readonly context: HTTPRequestContext;
+  /** The settlement, once it succeeded. */
+  settlement?: SettleResponse;
+  /** Set by `onError`: the handler threw rather than answering with an error status. */
+  handlerError?: unknown;
+  finished: boolean;
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The verified x402 payment of this request, on routes that require one. */
+    x402Payment: VerifiedPayment | null;
+  }
+}
+
+export interface PaymentGateOptions {
+  /** Resource server with its routes, schemes, extensions and hooks already registered. */
+  httpServer: x402HTTPResourceServer;
+  /** Page for unpaid browsers (`Accept: text/html`); x402's built-in page when absent. */
+  paywall?: PaywallProvider;
+  paywallConfig?: PaywallConfig;
+  /**
+   * Ask the facilitator what it supports and check the routes against it now (default true). A bad route
+   * configuration throws here; an unreachable facilitator is retried on the first paid request.
+   */
+  initialize?: boolean;
+}
+
+const requestStore = new AsyncLocalStorage<FastifyRequest>();
+
+/**
+ * The Fastify request whose payment is being processed, for x402 hooks and callbacks (such as human-proof
+ * events) that are not handed the request itself.
+ */
+export function currentPaymentRequest(): FastifyRequest | undefined {
+  return requestStore.getStore();
+}
+
+/** The Fastify request behind an x402 transport context passed to resource-server hooks. */
+export function fastifyRequestOf(transportContext: unknown): FastifyRequest | undefined {
+  const adapter = (transportContext as HTTPTransportContext | undefined)?.request?.adapter;
+  return adapter instanceof FastifyHTTPAdapter ? adapter.request : undefined;
+}
+
+/**
+ * Puts x402 payments in front of a Fastify app: `onRequest` answers unpaid or invalid requests with 402 (or
+ * the paywall page for browsers) and lets verified ones through; `onSend` settles before a byte of the
+ * response leaves, replaces the response by the settlement failure when settlement fails, and cancels the
+ * verified payment instead when the handler failed (status >= 400 or threw), so nothing is charged for it.
+ * Install on the root instance before the routes.
+ */
+export async function installPaymentGate(app: FastifyInstance, options: PaymentGateOptions): Promise<void> {
+  const { httpServer, paywallConfig } = options;
+  if (options.paywall) httpServer.registerPaywallProvider(options.paywall);
+  const initialization = createInitialization(httpServer, options.initialize ?? true);
+  await initialization.atStart(app);
+
+  app.decorateRequest("x402Payment", null);
+
+  app.addHook("onRequest", async (request, reply) => {
+    const adapter = new FastifyHTTPAdapter(request);
+    const path = adapter.getPath();
+    const context: HTTPRequestContext = {
+      adapter,
+      path,
+      decodedPath: decodePath(path),
+      method: request.method,
+      paymentHeader: adapter.getHeader("payment-signature") ?? adapter.getHeader("x-payment"),
+    };
+    if (!httpServer.requiresPayment(context)) return;
+
+    let result: HTTPProcessResult;
+    try {
+      await initialization.ready();
+      result = await requestStore.run(request, () => httpServer.processHTTPRequest(context, paywallConfig));
+    } catch (error) {
+      return sendFacilitatorFailure(request, reply, error);
+    }
+    if (result.type === "payment-error") return sendInstructions(reply, result.response);
+    if (result.type === "payment-verified") request.x402Payment = { result, context, finished: false };
+  });
+
+  app.addHook("onError", async (request, _reply, error) => {
+    if (request.x402Payment) request.x402Payment.handlerError = error;
+  });
+
+  app.addHook("onSend", async (request, reply, payload) => {
+    const payment = request.x402Payment;
+    if (!payment || payment.finished) return payload;
+    payment.finished = true;
+    return requestStore.run(request, () =>
+      reply.statusCode >= 400
+        ? cancel(httpServer, payment, reply, payload)
+        : settle(httpServer, payment, reply, payload),
+    );
+  });
+}
+
+async function cancel(
+  httpServer: x402HTTPResourceServer,
+  payment: VerifiedPayment,
+  reply: FastifyReply,
+  payload: unknown,
+) {
+  const { cancellationDispatcher, beforeHandlerSettlement, paymentPayload } = payment.result;
+  const threw = payment.handlerError !== undefined;
+  const cancelSettlement = await cancellationDispatcher.cancel(
+    threw
+      ? { reason: "handler_threw", error: payment.handlerError, responseStatus: reply.statusCode }
+      : { reason: "handler_failed", responseStatus: reply.statusCode },
+  );
+  reply.removeHeader(SETTLEMENT_OVERRIDES_HEADER);
+  const failureHeaders = httpServer.createFailurePathSettlementHeaders(
+    cancelSettlement,
+    beforeHandlerSettlement,
+    paymentPayload,
+    headerText(reply, "cache-control"),
+  );
+  if (failureHeaders) reply.headers(failureHeaders);
+  return payload;
+}
+
+async function settle(
+  httpServer: x402HTTPResourceServer,
+  payment: VerifiedPayment,
+  reply: FastifyReply,
+  payload: unknown,
+) {
+  const { paymentPayload, paymentRequirements, declaredExtensions, beforeHandlerSettlement } = payment.result;
+  const responseBody = await toBuffer(payload);
+  const responseHeaders: Record<string, string> = {};
+  for (const [key, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined) responseHeaders[key] = String(value);
+  }
+  reply.removeHeader(SETTLEMENT_OVERRIDES_HEADER);
+  try {
+    const settled = await httpServer.processSettlement(
+      paymentPayload,
+      paymentRequirements,
+      declaredExtensions,
+      { request: payment.context, responseBody, responseHeaders },
+      undefined,
+      beforeHandlerSettlement,
+    );
+    if (!settled.success) {
+      reply.log.warn(
+        { reason: settled.errorReason, network: settled.network },
+        "x402 settlement failed; response withheld",
+      );
+      return replaceWith(reply, settled.response);
+    }
+    const { headers, requirements: _requirements, ...settlement } = settled;
+    payment.settlement = settlement;
+    reply.headers(headers);
+    reply.header("cache-control", withPrivateCacheControl(headerText(reply, "cache-control")));
+    return responseBody;
+  } catch (error) {
+    const facilitatorError = getFacilitatorResponseError(error);
+    if (facilitatorError) {
+      reply.log.warn(
+        { err: facilitatorError.message },
+        "facilitator failed during settlement; response withheld",
+      );
+      return replaceWith(reply, {
+        status: 502,
+        headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
+        body: { error: "facilitator_unavailable", message: facilitatorError.message },
+      });
+    }
+    reply.log.error({ err: error }, "x402 settlement threw; response withheld");
+    return replaceWith(reply, {
+      status: 402,
+      headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
+      body: {},
+    });
+  }
+}
+
+/** Swaps the handler's response for an x402 one from inside `onSend`. */
+function replaceWith(reply: FastifyReply, response: HTTPResponseInstructions): string {
+  // Headers describing the withheld body must not describe the replacement; CORS and the like stay.
+  for (const name of ["content-type", "content-length", "content-encoding", "etag", "last-modified"])
+    reply.removeHeader(name);
+  reply.code(response.status);
+  reply.headers(response.headers);
+  if (response.isHtml) return String(response.body ?? "");
+  if (!hasHeader(response.headers, "content-type"))
+    reply.header("content-type", "application/json; charset=utf-8");
+  return JSON.stringify(response.body ?? {});
+}
+
+function sendInstructions(reply: FastifyReply, response: HTTPResponseInstructions) {
+  reply.code(response.status).headers(response.headers);
+  if (response.isHtml) return reply.type("text/html; charset=utf-8").send(String(response.body ?? ""));
+  return reply.send(response.body ?? {});
+}
+
+function sendFacilitatorFailure(request: FastifyRequest, reply: FastifyReply, error: unknown) {
+  const facilitatorError = getFacilitatorResponseError(error);
+  if (facilitatorError) {
+    request.log.warn({ err: facilitatorError.message }, "facilitator failed");
+    return reply
+      .code(502)
+      .header("cache-control", "no-store")
+      .send({ error: "facilitator_unavailable", message: facilitatorError.message });
+  }
+  request.log.error({ err: error }, "x402 payment processing failed");
+  return reply
+    .code(503)
+    .header("cache-control", "no-store")
+    .send({ error: "payment_unavailable", message: "Payment processing is unavailable; retry later" });
+}
+
+function createInitialization(httpServer: x402HTTPResourceServer, enabled: boolean) {
+  let done = !enabled;
+  let pending: Promise<void> | undefined;
+  const run = () => {
+    pending ??= httpServer.initialize().then(
+      () => {
+        done = true;
+      },
+      (error) => {
+        pending = undefined;
+        throw error;
+      },
+    );
+    return pending;
+  };
+  return {
+    async atStart(app: FastifyInstance) {
+      if (done) return;
+      try {
+        await run();
+      } catch (error) {
+        if (isFatalStartupInitError(error)) throw error;
+        app.log.warn(
+          { err: (error as Error).message },
+          "x402 facilitator not reachable at start; retrying on the first paid request",
+        );
+      }
+    },
+    async ready() {
+      if (!done) await run();
+    },
+  };
+}
+
+async function toBuffer(payload: unknown): Promise<Buffer> {
+  if (payload === null || payload === undefined) return Buffer.alloc(0);
+  if (Buffer.isBuffer(payload)) return payload;
+  if (typeof payload === "string") return Buffer.from(payload);
+  if (payload instanceof Readable) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of payload) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+    return Buffer.concat(chunks);
+  }
+  if (payload instanceof Uint8Array) return Buffer.from(payload);
+  return Buffer.from(String(payload));
+}
+
+function headerText(reply: FastifyReply, name: string): string | null {
+  const value = reply.getHeader(name);
+  return value === undefined ? null : String(value);
+}
+
+function hasHeader(headers: Record<string, string>, name: string): boolean {
+  return Object.keys(headers).some((key) => key.toLowerCase() === name);
+}
+
+function decodePath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
