@@ -54,7 +54,13 @@ Resources:
     const c = challenge({ nonce: "n", issuedAt: "2026-11-22T00:00:00.000Z", resources: undefined });
     await signHumanProofChallengeEVM(
       c,
-      { address: agent.address, signMessage: async (m) => (signed.push(m), "0x") },
+      {
+        address: agent.address,
+        signMessage: async (message) => {
+          signed.push(message);
+          return "0x";
+        },
+      },
       CHAIN,
     );
     expect(signed[0]).toBe(`api.example.com wants you to sign in with your Ethereum account:
