@@ -1,0 +1,57 @@
+import type { Kysely } from "@humanpass/db";
+import type { Topology } from "@humanpass/events";
+import { createHttpApp, type HttpApp } from "@humanpass/http";
+import type { Logger } from "@humanpass/telemetry";
+import type { HumanResolver } from "./attestations/human-resolver";
+import { createClaimRecorder } from "./claims/accept-claim";
+import { directClaim } from "./claims/direct-claim";
+import { helperClaim } from "./claims/helper-claim";
+import { type Clock, systemClock } from "./clock";
+import type { PublicTerms } from "./config";
+import type { AgentAuthDb } from "./db/schema";
+import { claimEvents } from "./events/claim-events";
+import { createNonceStore } from "./nonces/nonce-store";
+import { challengeRoutes } from "./routes/challenges";
+import { claimRoute } from "./routes/claim";
+
+export interface AppDeps {
+  logger: Logger;
+  db: Kysely<AgentAuthDb>;
+  topology: Topology;
+  terms: PublicTerms;
+  /** Who stands behind an agent: the attestations API client, usually behind the cache. */
+  resolver: HumanResolver;
+  oneClaimPerHuman: boolean;
+  clock?: Clock;
+  readiness?: Record<string, () => Promise<unknown>>;
+  corsOrigins?: string[];
+  rateLimit?: { max: number; timeWindowMs: number } | false;
+}
+
+/** The agent-auth HTTP app: both route sets of spec 3 on one service. No side effects beyond the app itself. */
+export async function buildApp(deps: AppDeps): Promise<HttpApp> {
+  const { logger, db, terms, resolver } = deps;
+  const nonces = createNonceStore(db, deps.clock ?? systemClock);
+  const recorder = createClaimRecorder(db, claimEvents(deps.topology), {
+    resource: terms.resource,
+    oneClaimPerHuman: deps.oneClaimPerHuman,
+  });
+
+  const app = await createHttpApp({
+    logger,
+    readiness: deps.readiness,
+    corsOrigins: deps.corsOrigins,
+    rateLimit: deps.rateLimit ?? false,
+    openapi: {
+      title: "humanpass agent-auth",
+      description:
+        "Proves that an agent controls its key and that a verified human stands behind it (spec 3).",
+    },
+  });
+  challengeRoutes(app, { terms, nonces });
+  await claimRoute(app, {
+    helper: helperClaim({ terms, nonces, resolver, recorder, logger }),
+    direct: directClaim({ nonces, resolver, recorder, logger }),
+  });
+  return app;
+}

@@ -1,0 +1,68 @@
+import { agentDidFromAddress } from "@humanpass/human-proof";
+import type { Logger } from "@humanpass/telemetry";
+import { type Hex, isHex, recoverMessageAddress } from "viem";
+import type { HumanResolver } from "../attestations/human-resolver";
+import type { NonceStore } from "../nonces/nonce-store";
+import type { ClaimRecorder } from "./accept-claim";
+import { refuse } from "./refusals";
+
+export interface DirectClaimDeps {
+  nonces: NonceStore;
+  resolver: HumanResolver;
+  recorder: ClaimRecorder;
+  logger: Logger;
+}
+
+export type DirectClaimResult = { verified: true; agentDid: string; humanDid: string; humanId: string };
+
+function stringField(body: unknown, name: string): string | undefined {
+  const value = body && typeof body === "object" ? (body as Record<string, unknown>)[name] : undefined;
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+async function recoverSigner(
+  message: string,
+  signature: string | undefined,
+): Promise<`0x${string}` | undefined> {
+  if (!signature || !isHex(signature)) return undefined;
+  try {
+    return await recoverMessageAddress({ message, signature: signature as Hex });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Spec 3, direct path: nonce consumed and fresh, signer recovered over the message issued with that nonce,
+ * the ownership record listed for that address, its human's nullifier. Only the signature is trusted.
+ */
+export function directClaim(deps: DirectClaimDeps): (body: unknown) => Promise<DirectClaimResult> {
+  const { nonces, resolver, recorder, logger } = deps;
+
+  return async (body) => {
+    const nonce = stringField(body, "nonce");
+    const issued = nonce ? await nonces.consume(nonce, "direct") : null;
+    if (!issued) throw refuse.unknownOrExpiredNonce();
+
+    const signer = await recoverSigner(issued.message, stringField(body, "signature"));
+    if (!signer) throw refuse.invalidSignature();
+    const agentDid = agentDidFromAddress(signer);
+
+    let resolution: Awaited<ReturnType<HumanResolver["byAddress"]>>;
+    try {
+      resolution = await resolver.byAddress(signer);
+    } catch (e) {
+      logger.warn({ err: (e as Error).message }, "direct claim: human lookup failed");
+      throw refuse.verificationUnavailable();
+    }
+    if (!resolution) {
+      await recorder.notRegistered(agentDid);
+      throw refuse.notRegistered();
+    }
+
+    const outcome = await recorder.accept({ path: "direct", agentDid, agentAddress: signer, resolution });
+    if (outcome === "already_claimed") throw refuse.alreadyClaimed();
+    const { humanDid, humanId } = resolution;
+    return { verified: true, agentDid, humanDid, humanId };
+  };
+}

@@ -1,0 +1,33 @@
+import type { Generated } from "@humanpass/db";
+import type { OutboxTables } from "@humanpass/events";
+
+/** The route that issued a nonce; a nonce is accepted only on its own path. */
+export type ClaimPath = "helper" | "direct";
+
+export interface NoncesTable {
+  nonce: string;
+  path: ClaimPath;
+  /** The challenge JSON (helper path) or the exact text to sign (direct path). */
+  message: string;
+  issued_at: Date;
+}
+
+export interface ClaimsTable {
+  id: Generated<string>;
+  path: ClaimPath;
+  agent_did: string;
+  agent_address: string;
+  human_id: string;
+  human_did: string;
+  resource: string;
+  /** Made under the one-claim-per-human policy: unique per human among exclusive claims. */
+  exclusive: boolean;
+  claimed_at: Generated<Date>;
+}
+
+export interface AgentAuthDb extends OutboxTables {
+  nonces: NoncesTable;
+  claims: ClaimsTable;
+}
+
+export const SCHEMA = "agent_auth";

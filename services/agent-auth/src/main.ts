@@ -1,0 +1,64 @@
+import { splitList } from "@humanpass/config";
+import { runService } from "@humanpass/service";
+import { buildApp } from "./app";
+import { createRegistry } from "./attestations";
+import { systemClock } from "./clock";
+import { AgentAuthEnv, publicTerms } from "./config";
+import { migrations } from "./db/migrations";
+import { SCHEMA } from "./db/schema";
+import { startCacheInvalidation } from "./events/cache-invalidation";
+import { createNonceStore } from "./nonces/nonce-store";
+import { startNoncePurge } from "./nonces/purge";
+
+await runService({
+  name: "agent-auth",
+  schema: SCHEMA,
+  migrations,
+  env: AgentAuthEnv,
+  streams: ["AGENT_AUTH", "CHAIN"],
+  publishes: true,
+  async start({ config, logger, db, nats, topology, readiness }) {
+    const terms = publicTerms(config);
+    const { resolver, cache } = createRegistry({
+      attestationsApiUrl: config.ATTESTATIONS_API_URL,
+      timeoutMs: config.ATTESTATIONS_API_TIMEOUT_MS,
+      retries: config.ATTESTATIONS_API_RETRIES,
+      ownershipSchema: terms.ownershipSchema,
+      cacheTtlMs: config.ATTESTATION_CACHE_TTL_MS,
+      cacheMaxEntries: config.ATTESTATION_CACHE_MAX_ENTRIES,
+      clock: systemClock,
+      logger,
+    });
+    const app = await buildApp({
+      logger,
+      db,
+      topology,
+      terms,
+      resolver,
+      oneClaimPerHuman: config.ONE_CLAIM_PER_HUMAN,
+      readiness,
+      corsOrigins: splitList(config.CORS_ORIGINS),
+      rateLimit: { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
+    });
+    const consumers = await startCacheInvalidation({
+      db,
+      nats,
+      topology,
+      cache,
+      logger,
+      instanceId: config.INSTANCE_ID,
+    });
+    const purge = startNoncePurge(createNonceStore(db, systemClock), config.NONCE_PURGE_INTERVAL_MS, logger);
+    logger.info(
+      { resource: terms.resource, domain: terms.domain, oneClaimPerHuman: config.ONE_CLAIM_PER_HUMAN },
+      "agent-auth ready",
+    );
+    return {
+      app,
+      port: config.PORT,
+      host: config.HOST,
+      consumers,
+      stop: [["nonce purge", () => purge.stop()]],
+    };
+  },
+});

@@ -1,0 +1,65 @@
+import { randomBytes } from "node:crypto";
+import type { Kysely } from "@humanpass/db";
+import type { Clock } from "../clock";
+import type { AgentAuthDb, ClaimPath } from "../db/schema";
+
+/** Spec 3: a nonce is good for 5 minutes after it was issued. */
+export const NONCE_LIFETIME_MS = 300_000;
+
+export interface IssuedNonce {
+  nonce: string;
+  issuedAt: Date;
+  expiresAt: Date;
+  message: string;
+}
+
+export type ConsumedNonce = { path: ClaimPath; message: string; issuedAt: Date };
+
+export interface NonceStore {
+  /** Issues a fresh nonce for `path`; `buildMessage` makes the stored message from the nonce and its times. */
+  issue(
+    path: ClaimPath,
+    buildMessage: (nonce: string, issuedAt: Date, expiresAt: Date) => string,
+  ): Promise<IssuedNonce>;
+  /**
+   * Removes the nonce and returns what it was issued with, or null when it is unknown, already used, older
+   * than its lifetime or issued by the other path. It is gone afterwards whatever the outcome.
+   */
+  consume(nonce: string, path: ClaimPath): Promise<ConsumedNonce | null>;
+  /** Deletes nonces past their lifetime; returns how many. */
+  purgeExpired(): Promise<number>;
+}
+
+export function createNonceStore(db: Kysely<AgentAuthDb>, clock: Clock): NonceStore {
+  return {
+    async issue(path, buildMessage) {
+      const nonce = randomBytes(16).toString("hex");
+      const issuedAt = new Date(clock());
+      const expiresAt = new Date(issuedAt.getTime() + NONCE_LIFETIME_MS);
+      const message = buildMessage(nonce, issuedAt, expiresAt);
+      await db.insertInto("nonces").values({ nonce, path, message, issued_at: issuedAt }).execute();
+      return { nonce, issuedAt, expiresAt, message };
+    },
+
+    async consume(nonce, path) {
+      // One statement: of any number of concurrent claims with this nonce, exactly one gets the row.
+      const row = await db
+        .deleteFrom("nonces")
+        .where("nonce", "=", nonce)
+        .returning(["path", "message", "issued_at"])
+        .executeTakeFirst();
+      if (!row) return null;
+      if (row.path !== path) return null;
+      if (clock() - row.issued_at.getTime() > NONCE_LIFETIME_MS) return null;
+      return { path: row.path, message: row.message, issuedAt: row.issued_at };
+    },
+
+    async purgeExpired() {
+      const result = await db
+        .deleteFrom("nonces")
+        .where("issued_at", "<", new Date(clock() - NONCE_LIFETIME_MS))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}

@@ -1,0 +1,68 @@
+import { ErrorBody, type HttpApp, Type } from "@humanpass/http";
+import { HUMAN_PROOF_HEADER } from "@humanpass/human-proof";
+import type { DirectClaimResult } from "../claims/direct-claim";
+import type { HelperClaimResult } from "../claims/helper-claim";
+
+const HEADER = HUMAN_PROOF_HEADER.toLowerCase();
+
+// The body is read by the direct path only, and spec 3 says an absent body counts as empty; a body that is
+// not JSON is treated the same way, so it meets the nonce check instead of a parser error.
+const NOT_JSON = Symbol("not JSON");
+
+export interface ClaimRouteDeps {
+  helper: (header: string) => Promise<HelperClaimResult>;
+  direct: (body: unknown) => Promise<DirectClaimResult>;
+}
+
+/** `POST /api/v1/claim`: the helper path when a HUMAN-PROOF header is present, the direct path otherwise. */
+export async function claimRoute(app: HttpApp, deps: ClaimRouteDeps): Promise<void> {
+  await app.register(async (scope) => {
+    scope.removeContentTypeParser("application/json");
+    scope.addContentTypeParser(
+      "application/json",
+      { parseAs: "string", bodyLimit: 16_384 },
+      (_request, text, done) => {
+        if (text === "") return done(null, undefined);
+        try {
+          done(null, JSON.parse(text as string));
+        } catch {
+          done(null, NOT_JSON);
+        }
+      },
+    );
+
+    scope.post(
+      "/api/v1/claim",
+      {
+        schema: {
+          summary: "Claim as an agent with a verified human behind it (helper or direct path)",
+          headers: Type.Object({ [HEADER]: Type.Optional(Type.String()) }),
+          body: Type.Optional(
+            Type.Object(
+              { nonce: Type.Optional(Type.Unknown()), signature: Type.Optional(Type.Unknown()) },
+              { description: "direct path: { nonce, signature }" },
+            ),
+          ),
+          response: {
+            200: Type.Object({
+              verified: Type.Literal(true),
+              agentDid: Type.String(),
+              humanDid: Type.Optional(Type.String()),
+              humanId: Type.Optional(Type.String()),
+            }),
+            "4xx": ErrorBody,
+            "5xx": ErrorBody,
+          },
+        },
+        // Documented shape only: what arrives is checked by the processing order itself, whose first steps
+        // decide which refusal a malformed request gets.
+        validatorCompiler: () => () => true,
+      },
+      async (request) => {
+        const header = request.headers[HEADER];
+        if (typeof header === "string") return deps.helper(header);
+        return deps.direct(request.body === NOT_JSON ? undefined : request.body);
+      },
+    );
+  });
+}
