@@ -7,7 +7,13 @@ import { assertValidEvent, type CloudEvent } from "./envelope";
 import { ensureDurable, streamName, type Topology } from "./topology";
 import { contextFrom, inSpan, SpanKind } from "./tracing";
 
-export type EventHandler = (event: CloudEvent<any>, trx: Transaction<any>) => Promise<void>;
+export interface DeliveryInfo {
+  subject: string;
+  /** 1 on first delivery; higher on redeliveries. */
+  attempt: number;
+}
+
+export type EventHandler = (event: CloudEvent<any>, trx: Transaction<any>, delivery: DeliveryInfo) => Promise<void>;
 
 export interface ConsumerOptions {
   db: Kysely<any>;
@@ -92,7 +98,7 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
           await trx
             .insertInto("inbox")
             .values(batch.map(({ event }) => ({ event_id: event.id, consumer: durable })))
-            .onConflict((oc) => oc.column("event_id").doNothing())
+            .onConflict((oc) => oc.columns(["consumer", "event_id"]).doNothing())
             .returning("event_id")
             .execute()
         ).map((r) => r.event_id as string),
@@ -107,7 +113,7 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
             kind: SpanKind.CONSUMER,
             attributes: { "messaging.system": "nats", "messaging.destination.name": msg.subject, "messaging.message.id": event.id },
           },
-          () => handler(event, trx),
+          () => handler(event, trx, { subject: msg.subject, attempt: msg.info.deliveryCount }),
         );
         applied++;
       }

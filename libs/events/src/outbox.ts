@@ -32,9 +32,10 @@ export const outboxMigration: Migration = {
     await db.schema
       .createTable("inbox")
       .ifNotExists()
-      .addColumn("event_id", "text", (c) => c.primaryKey())
       .addColumn("consumer", "text", (c) => c.notNull())
+      .addColumn("event_id", "text", (c) => c.notNull())
       .addColumn("processed_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+      .addPrimaryKeyConstraint("inbox_pkey", ["consumer", "event_id"])
       .execute();
   },
 };

@@ -1,0 +1,133 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  connectTestNats,
+  deleteTestStreams,
+  eventually,
+  type TestDatabase,
+  testNatsUrl,
+  testTopology,
+} from "@humanpass/testing";
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { Kysely } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { enqueue, ensureStreams, jetstreamManager, startConsumer, startOutboxRelay } from "../src";
+import { appliedCounts, logger, SCHEMA, setUpDatabase, testEvent } from "./harness";
+
+let database: TestDatabase;
+let db: Kysely<any>;
+let nc: NatsConnection;
+const topology = testTopology();
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+beforeAll(async () => {
+  ({ database, db } = await setUpDatabase("events_consumer"));
+  nc = await connectTestNats();
+  await ensureStreams(await jetstreamManager(nc), topology, ["AGENT_AUTH"]);
+});
+
+afterAll(async () => {
+  await deleteTestStreams(nc, topology);
+  await nc.close();
+  await db.destroy();
+  await database.drop();
+});
+
+async function publishThroughOutbox(events: ReturnType<typeof testEvent>[]) {
+  await db.transaction().execute((trx) => enqueue(trx, topology, SCHEMA, events));
+  const relay = startOutboxRelay({ db, nats: nc, schema: SCHEMA, logger, pollIntervalMs: 20 });
+  await eventually(async () => {
+    const left = await db.selectFrom("outbox").select(db.fn.countAll().as("n")).where("published_at", "is", null).executeTakeFirstOrThrow();
+    return Number(left.n) === 0;
+  });
+  await relay.stop();
+}
+
+function startWorker(durable: string): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", path.join(here, "consumer-worker.ts"), database.url, testNatsUrl(), topology.prefix, durable, "2"],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  return new Promise((resolve, reject) => {
+    child.stdout!.on("data", (d) => String(d).includes("ready") && resolve(child));
+    child.on("exit", (code) => reject(new Error(`worker exited early (${code})`)));
+  });
+}
+
+describe("inbox consumer", () => {
+  it("applies every event exactly once when the consumer process is killed mid-way and restarted", async () => {
+    await db.deleteFrom("applied").execute();
+    await publishThroughOutbox(Array.from({ length: 1_000 }, (_, i) => testEvent(i)));
+
+    const first = await startWorker("crash");
+    await eventually(async () => (await appliedCounts(db)).total >= 200, 30_000, 5);
+    first.kill("SIGKILL");
+    await new Promise((r) => first.once("exit", r));
+    const atKill = (await appliedCounts(db)).total;
+    expect(atKill).toBeLessThan(1_000);
+
+    const second = await startWorker("crash");
+    try {
+      await eventually(async () => (await appliedCounts(db)).total >= 1_000, 60_000);
+      // Redeliveries of what the killed process had applied but not acked arrive after ack_wait (2 s).
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect(await appliedCounts(db)).toEqual({ total: 1_000, distinct: 1_000 });
+    } finally {
+      second.kill("SIGKILL");
+    }
+  });
+
+  it("terminates a poison message after the configured attempts without blocking the ones behind it", async () => {
+    await db.deleteFrom("applied").execute();
+    const poisonAttempts = new Set<number>();
+    const consumer = await startConsumer({
+      db,
+      nats: nc,
+      topology,
+      stream: "AGENT_AUTH",
+      durable: "poison",
+      logger,
+      maxAttempts: 3,
+      backoffMs: () => 50,
+      handler: async (event, trx, delivery) => {
+        const n = event.data.n as number;
+        if (n === 5_000) {
+          poisonAttempts.add(delivery.attempt);
+          throw new Error("cannot apply this one");
+        }
+        await trx.insertInto("applied").values({ event_id: event.id, n }).execute();
+      },
+    });
+    try {
+      const before = (await appliedCounts(db)).total;
+      expect(before).toBe(0);
+      await publishThroughOutbox([testEvent(5_000), ...Array.from({ length: 20 }, (_, i) => testEvent(5_001 + i))]);
+      await eventually(() => consumer.stats.terminated === 1, 20_000);
+      await eventually(async () => {
+        const rows = await db.selectFrom("applied").select("n").where("n", ">", 5_000).execute();
+        return rows.length >= 20;
+      });
+      expect((await db.selectFrom("applied").select("n").where("n", ">", 5_000).execute()).length).toBe(20);
+      expect([...poisonAttempts].sort()).toEqual([1, 2, 3]);
+      const poisonApplied = await db.selectFrom("applied").select("n").where("n", "=", 5_000).execute();
+      expect(poisonApplied).toEqual([]);
+      expect(consumer.stats.terminated).toBe(1);
+    } finally {
+      await consumer.stop();
+    }
+  });
+
+  it("terminates a message that is not a valid event", async () => {
+    const consumer = await startConsumer({ db, nats: nc, topology, stream: "AGENT_AUTH", durable: "invalid", logger, handler: async () => {} });
+    try {
+      const terminatedBefore = consumer.stats.terminated;
+      const { jetstream } = await import("@nats-io/jetstream");
+      await jetstream(nc).publish(`${topology.prefix}.agent_auth.human_not_registered`, JSON.stringify({ hello: "world" }));
+      await eventually(() => consumer.stats.terminated > terminatedBefore);
+    } finally {
+      await consumer.stop();
+    }
+  });
+});
