@@ -27,9 +27,10 @@ export function createPool(options: DbOptions): pg.Pool {
 
 export function createDb<DB>(options: DbOptions): Kysely<DB> {
   const pool = createPool(options);
-  pool.on("error", () => {
-    // Errors on idle clients are reported again to the next query that needs a connection.
-  });
+  // A connection lost while checked out or idle must not crash the process: the query in flight rejects, and
+  // the next one gets a fresh connection or the error.
+  pool.on("error", () => {});
+  pool.on("connect", (client) => client.on("error", () => {}));
   return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 }
 
