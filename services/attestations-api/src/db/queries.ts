@@ -1,0 +1,202 @@
+import { type Kysely, sql } from "@humanpass/db";
+import type { Expression, ExpressionBuilder, SqlBool } from "kysely";
+import type { Database } from "./types";
+
+export interface PageRequest {
+  number: number;
+  size: number;
+}
+
+export interface Page<T> {
+  total: number;
+  unique: number;
+  rows: T[];
+}
+
+type AttestationScope = ExpressionBuilder<Database & { a: Database["attestations"] }, "a">;
+export type AttestationFilter = (eb: AttestationScope) => Expression<SqlBool>;
+
+/** A schema's place in registration (chain) order, 1 for the first; computed so a reorg cannot leave gaps. */
+const schemaIndex = sql<string | null>`case when s.id is null then null else (
+  select count(*) from schemas s2 where (s2.block_number, s2.log_index, s2.id) <= (s.block_number, s.log_index, s.id)
+)::text end`;
+
+export interface AttestationRow {
+  id: string;
+  schema_id: string;
+  creation_time: string;
+  expiration_time: string;
+  revocable: boolean;
+  revoked: boolean;
+  revocation_time: string;
+  attester_did: string;
+  attester_iden3_id: string;
+  attester_address: string;
+  recipient_did: string;
+  recipient_iden3_id: string;
+  recipient_address: string;
+  data: string;
+  tx_hash: string;
+  schema_name: string | null;
+  schema_raw: string | null;
+  schema_index: string | null;
+}
+
+function attestationsWithSchema(db: Kysely<Database>) {
+  return db
+    .selectFrom("attestations as a")
+    .leftJoin("schemas as s", "s.id", "a.schema_id")
+    .select([
+      "a.id",
+      "a.schema_id",
+      "a.creation_time",
+      "a.expiration_time",
+      "a.revocable",
+      "a.revoked",
+      "a.revocation_time",
+      "a.attester_did",
+      "a.attester_iden3_id",
+      "a.attester_address",
+      "a.recipient_did",
+      "a.recipient_iden3_id",
+      "a.recipient_address",
+      "a.data",
+      "a.tx_hash",
+      "s.name as schema_name",
+      "s.schema_raw",
+      schemaIndex.as("schema_index"),
+    ]);
+}
+
+/**
+ * One page of listed (not revoked) attestations, oldest first by chain position, with the totals, in one
+ * statement: new attestations only ever append, so the page boundaries a client walks never move.
+ */
+export async function pageOfAttestations(
+  db: Kysely<Database>,
+  filter: AttestationFilter,
+  page: PageRequest,
+): Promise<Page<AttestationRow>> {
+  const stats = db
+    .selectFrom("attestations as a")
+    .where("a.revoked", "=", false)
+    .where(filter)
+    .select([
+      sql<string>`count(*)`.as("total"),
+      sql<string>`count(distinct a.attester_did)`.as("unique_attesters"),
+    ]);
+  const items = attestationsWithSchema(db)
+    .where("a.revoked", "=", false)
+    .where(filter as any)
+    .orderBy("a.block_number")
+    .orderBy("a.log_index")
+    .orderBy("a.id")
+    .limit(page.size)
+    .offset((page.number - 1) * page.size);
+  const rows = (await db
+    .selectFrom(stats.as("c"))
+    .leftJoinLateral(items.as("p"), (join) => join.onTrue())
+    .selectAll()
+    .execute()) as unknown as Array<AttestationRow & { total: string; unique_attesters: string }>;
+  const first = rows[0];
+  return {
+    total: Number(first?.total ?? 0),
+    unique: Number(first?.unique_attesters ?? 0),
+    rows: rows.filter((r) => r.id !== null),
+  };
+}
+
+export async function findAttestation(db: Kysely<Database>, id: string): Promise<AttestationRow | undefined> {
+  return (await attestationsWithSchema(db).where("a.id", "=", id).executeTakeFirst()) as
+    | AttestationRow
+    | undefined;
+}
+
+export interface SchemaRow {
+  id: string;
+  name: string;
+  schema_raw: string;
+  resolver: string;
+  revocable: boolean;
+  creator: string;
+  creator_iden3_id: string;
+  chain_id: number;
+  tx_hash: string;
+  schema_index: string;
+  attestations_count: string;
+}
+
+function schemasWithCounts(db: Kysely<Database>) {
+  return db
+    .selectFrom("schemas as s")
+    .select([
+      "s.id",
+      "s.name",
+      "s.schema_raw",
+      "s.resolver",
+      "s.revocable",
+      "s.creator",
+      "s.creator_iden3_id",
+      "s.chain_id",
+      "s.tx_hash",
+      schemaIndex.as("schema_index"),
+      sql<string>`(select count(*) from attestations a where a.schema_id = s.id and not a.revoked)`.as(
+        "attestations_count",
+      ),
+    ]);
+}
+
+export async function pageOfSchemas(db: Kysely<Database>, page: PageRequest): Promise<Page<SchemaRow>> {
+  const [{ total }] = await db.selectFrom("schemas").select(sql<string>`count(*)`.as("total")).execute();
+  const rows = (await schemasWithCounts(db)
+    .orderBy("s.block_number")
+    .orderBy("s.log_index")
+    .orderBy("s.id")
+    .limit(page.size)
+    .offset((page.number - 1) * page.size)
+    .execute()) as SchemaRow[];
+  return { total: Number(total), unique: Number(total), rows };
+}
+
+export async function findSchema(db: Kysely<Database>, id: string): Promise<SchemaRow | undefined> {
+  return (await schemasWithCounts(db).where("s.id", "=", id).executeTakeFirst()) as SchemaRow | undefined;
+}
+
+export async function findSchemasByName(
+  db: Kysely<Database>,
+  name: string,
+  limit: number,
+): Promise<SchemaRow[]> {
+  return (await schemasWithCounts(db)
+    .where(sql`lower(s.name)`, "=", name.toLowerCase())
+    .orderBy("s.block_number")
+    .orderBy("s.log_index")
+    .limit(limit)
+    .execute()) as SchemaRow[];
+}
+
+export async function findNullifier(db: Kysely<Database>, userId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom("nullifiers")
+    .select("nullifier")
+    .where("user_id", "=", userId)
+    .executeTakeFirst();
+  return row?.nullifier;
+}
+
+/** Which sides of listed attestations an identity value appears on. */
+export async function identitySides(
+  db: Kysely<Database>,
+  columns: {
+    attester: "attester_did" | "attester_address" | "attester_iden3_id";
+    recipient: "recipient_did" | "recipient_address" | "recipient_iden3_id";
+  },
+  value: string,
+): Promise<{ attester: boolean; recipient: boolean }> {
+  const side = (column: string) =>
+    sql<boolean>`exists (select 1 from attestations where not revoked and ${sql.ref(column)} = ${value})`;
+  const row = await db
+    .selectNoFrom([side(columns.attester).as("attester"), side(columns.recipient).as("recipient")])
+    .executeTakeFirstOrThrow();
+  return { attester: row.attester, recipient: row.recipient };
+}

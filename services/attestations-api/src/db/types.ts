@@ -1,0 +1,63 @@
+import type { OutboxTables } from "@humanpass/events";
+
+/** Chain position of a record: the monotonic key lists are ordered by, and what a reorg rolls back. */
+interface ChainPositionColumns {
+  chain_id: number;
+  block_number: string;
+  log_index: number;
+  tx_hash: string;
+}
+
+export interface SchemasTable extends ChainPositionColumns {
+  id: string;
+  name: string;
+  schema_raw: string;
+  resolver: string;
+  revocable: boolean;
+  creator: string;
+  creator_iden3_id: string;
+  registry: string;
+  block_timestamp: string;
+}
+
+export interface AttestationsTable extends ChainPositionColumns {
+  id: string;
+  schema_id: string;
+  creation_time: string;
+  expiration_time: string;
+  revocable: boolean;
+  revoked: boolean;
+  revocation_time: string;
+  attester_did: string;
+  attester_iden3_id: string;
+  attester_address: string;
+  recipient_did: string;
+  recipient_iden3_id: string;
+  recipient_address: string;
+  ref_id: string;
+  data: string;
+  registry: string;
+}
+
+/** Kept apart from attestations so a revocation seen before its attestation, or rolled back by a reorg, is handled. */
+export interface RevocationsTable extends ChainPositionColumns {
+  attestation_id: string;
+  revoker: string;
+  revocation_time: string;
+}
+
+export interface NullifiersTable {
+  user_id: string;
+  nullifier: string;
+  verified_at: Date;
+}
+
+export interface Database extends OutboxTables {
+  schemas: SchemasTable;
+  attestations: AttestationsTable;
+  revocations: RevocationsTable;
+  nullifiers: NullifiersTable;
+}
+
+/** The tables the consumers fill; `reindex` empties them (with the inbox) before replaying the streams. */
+export const READ_MODEL_TABLES = ["schemas", "attestations", "revocations", "nullifiers", "inbox"] as const;

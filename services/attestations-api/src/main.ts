@@ -1,0 +1,35 @@
+import { splitList } from "@humanpass/config";
+import { runService } from "@humanpass/service";
+import { buildApp } from "./app";
+import { AttestationsApiEnv, SCHEMA, SERVICE_NAME } from "./config";
+import { migrations } from "./db/migrations";
+import { startReadModelConsumers } from "./events/consumers";
+
+await runService({
+  name: SERVICE_NAME,
+  schema: SCHEMA,
+  migrations,
+  env: AttestationsApiEnv,
+  streams: ["CHAIN", "VERIFIER"],
+  publishes: false,
+  async start({ config, logger, db, nats, topology, readiness }) {
+    const app = await buildApp({
+      db,
+      logger,
+      readiness,
+      corsOrigins: splitList(config.CORS_ORIGINS),
+      trustProxy: config.TRUST_PROXY,
+      rateLimit: config.RATE_LIMIT_ENABLED
+        ? { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS }
+        : false,
+    });
+    const consumers = await startReadModelConsumers({
+      db,
+      nats,
+      topology,
+      logger,
+      durables: { chain: config.CHAIN_DURABLE, verifier: config.VERIFIER_DURABLE },
+    });
+    return { app, port: config.PORT, host: config.HOST, consumers };
+  },
+});

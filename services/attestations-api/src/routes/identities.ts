@@ -1,0 +1,68 @@
+import { type HttpApp, HttpError } from "@humanpass/http";
+import { identityKind } from "@humanpass/identity";
+import { Type } from "@sinclair/typebox";
+import { getAddress } from "viem";
+import { type AttestationFilter, pageOfAttestations } from "../db/queries";
+import { attestationItem, envelope } from "../present";
+import type { RouteDeps } from "./context";
+import { AttestationListItem, Envelope, ErrorBody, PagingOnlyQuery } from "./shapes";
+
+const IDENTITY_MESSAGE = "identity must be a DID, an Ethereum address or an iden3 ID (decimal)";
+
+/** The identity in the stored form and the columns it is matched against, told apart by its format. */
+export function resolveIdentity(identity: string) {
+  switch (identityKind(identity)) {
+    case "did":
+      if (identity.length > 512) return null;
+      return { kind: "did", value: identity, attester: "attester_did", recipient: "recipient_did" } as const;
+    case "ethereumAddress":
+      return {
+        kind: "address",
+        value: getAddress(identity.toLowerCase()),
+        attester: "attester_address",
+        recipient: "recipient_address",
+      } as const;
+    case "iden3Id":
+      return {
+        kind: "iden3Id",
+        value: BigInt(identity).toString(),
+        attester: "attester_iden3_id",
+        recipient: "recipient_iden3_id",
+      } as const;
+    default:
+      return null;
+  }
+}
+
+export async function identityRoutes(app: HttpApp, { db }: RouteDeps): Promise<void> {
+  app.get(
+    "/identities/:identity/attestations",
+    {
+      schema: {
+        summary: "Attestations of one identity",
+        description:
+          "Every listed (not revoked) attestation where the identity is the attester or the recipient, oldest first. " +
+          "`{identity}` is a DID (`did:…`), an Ethereum address (`0x` + 40 hex) or an iden3 ID (decimal), told apart by format; " +
+          "`identity` in the answer is the value in its canonical form (checksummed address, decimal without leading zeros).",
+        tags: ["identities"],
+        params: Type.Object({ identity: Type.String() }),
+        querystring: PagingOnlyQuery,
+        response: { 200: Envelope(AttestationListItem, { identity: Type.String() }), 400: ErrorBody },
+      },
+    },
+    async (request) => {
+      const identity = resolveIdentity(request.params.identity);
+      if (!identity) throw new HttpError(400, "invalid_identity", IDENTITY_MESSAGE);
+      const page = { number: request.query.page_number, size: request.query.page_size };
+      const filter: AttestationFilter = (eb) =>
+        eb.or([
+          eb(`a.${identity.attester}`, "=", identity.value),
+          eb(`a.${identity.recipient}`, "=", identity.value),
+        ]);
+      return {
+        identity: identity.value,
+        ...envelope(await pageOfAttestations(db, filter, page), page, attestationItem),
+      };
+    },
+  );
+}

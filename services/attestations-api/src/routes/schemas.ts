@@ -1,0 +1,50 @@
+import { type HttpApp, HttpError } from "@humanpass/http";
+import { Type } from "@sinclair/typebox";
+import { findSchema, pageOfAttestations, pageOfSchemas } from "../db/queries";
+import { attestationItem, envelope, schemaItem, schemaSingle } from "../present";
+import type { RouteDeps } from "./context";
+import { Envelope, ErrorBody, Hex32, PagingOnlyQuery, SchemaListItem, SchemaSingle } from "./shapes";
+
+export async function schemaRoutes(app: HttpApp, { db }: RouteDeps): Promise<void> {
+  app.get(
+    "/schemas",
+    {
+      schema: {
+        summary: "List schemas",
+        description:
+          "Schemas in registration (chain) order; `index` is that order as a string, 1 for the first. `uniqueItems` equals `totalItems`.",
+        tags: ["schemas"],
+        querystring: PagingOnlyQuery,
+        response: { 200: Envelope(SchemaListItem), 400: ErrorBody },
+      },
+    },
+    async (request) => {
+      const page = { number: request.query.page_number, size: request.query.page_size };
+      return envelope(await pageOfSchemas(db, page), page, schemaItem);
+    },
+  );
+
+  app.get(
+    "/schemas/:id",
+    {
+      schema: {
+        summary: "One schema",
+        description:
+          "The single form: the list fields plus creator, creatorDid, creatorId, txid, revocable, schemaRaw and `attestations`, " +
+          "a page of the listed attestations written against the schema (paged by `page_number` and `page_size`). 404 `Schema not found`.",
+        tags: ["schemas"],
+        params: Type.Object({ id: Hex32 }),
+        querystring: PagingOnlyQuery,
+        response: { 200: SchemaSingle, 400: ErrorBody, 404: ErrorBody },
+      },
+    },
+    async (request) => {
+      const id = request.params.id.toLowerCase();
+      const row = await findSchema(db, id);
+      if (!row) throw new HttpError(404, "not_found", "Schema not found");
+      const page = { number: request.query.page_number, size: request.query.page_size };
+      const attestations = await pageOfAttestations(db, (eb) => eb("a.schema_id", "=", id), page);
+      return schemaSingle(row, envelope(attestations, page, attestationItem));
+    },
+  );
+}

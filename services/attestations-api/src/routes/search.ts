@@ -1,0 +1,69 @@
+import type { HttpApp } from "@humanpass/http";
+import { Type } from "@sinclair/typebox";
+import { findAttestation, findSchema, findSchemasByName, identitySides, type SchemaRow } from "../db/queries";
+import { schemaFields } from "../decode";
+import type { RouteDeps } from "./context";
+import { resolveIdentity } from "./identities";
+import { ErrorBody, SearchResults } from "./shapes";
+
+const MAX_NAME_MATCHES = 20;
+const HEX32 = /^0x[0-9a-fA-F]{64}$/;
+
+function schemaResult(row: SchemaRow) {
+  return {
+    type: "schema" as const,
+    id: row.id,
+    schemaInfo: { name: row.name, schemaSignatures: schemaFields(row.schema_raw) },
+  };
+}
+
+export async function searchRoutes(app: HttpApp, { db }: RouteDeps): Promise<void> {
+  app.get(
+    "/search/:query",
+    {
+      schema: {
+        summary: "Search",
+        description:
+          "An array of matches (empty when nothing matches), each with `type`: `schema` (`id`, `schemaInfo`) for a schema id or name " +
+          "(case-insensitive); `attestation` (`id`, `schemaId`, `fromDid`, `toDid`, `revoked`) for an attestation id; `did`, `address` or " +
+          "`iden3Id` carrying `attesterDid`/`recipientDid` (or the address / iden3 ID fields) for the side of a listed attestation on which the identity appears.",
+        tags: ["search"],
+        params: Type.Object({ query: Type.String() }),
+        response: { 200: SearchResults, 400: ErrorBody },
+      },
+    },
+    async (request) => {
+      const query = request.params.query.trim();
+      if (HEX32.test(query)) {
+        const id = query.toLowerCase();
+        const [schema, attestation] = await Promise.all([findSchema(db, id), findAttestation(db, id)]);
+        return [
+          ...(schema ? [schemaResult(schema)] : []),
+          ...(attestation
+            ? [
+                {
+                  type: "attestation" as const,
+                  id: attestation.id,
+                  schemaId: attestation.schema_id,
+                  fromDid: attestation.attester_did,
+                  toDid: attestation.recipient_did,
+                  revoked: attestation.revoked,
+                },
+              ]
+            : []),
+        ];
+      }
+      const identity = resolveIdentity(query);
+      if (identity) {
+        const sides = await identitySides(db, identity, identity.value);
+        const field = { did: "Did", address: "EthereumAddress", iden3Id: "Iden3Id" }[identity.kind];
+        const type = identity.kind;
+        return [
+          ...(sides.attester ? [{ type, [`attester${field}`]: identity.value }] : []),
+          ...(sides.recipient ? [{ type, [`recipient${field}`]: identity.value }] : []),
+        ];
+      }
+      return (await findSchemasByName(db, query, MAX_NAME_MATCHES)).map(schemaResult);
+    },
+  );
+}
