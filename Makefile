@@ -1,0 +1,58 @@
+# humanpass: `make up` runs the whole stack locally with demo data; `make test` runs every test.
+# Both install what they need first (node_modules from the lock file, Postgres and NATS when none answer).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+export DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
+export NATS_URL ?= nats://127.0.0.1:4222
+
+.PHONY: help deps infra up down demo test test-unit lint build bench migrate reindex clean
+
+help:
+	@echo "make up       run the whole stack locally with demo data (Ctrl-C or make down to stop)"
+	@echo "make demo     an agent walks through the product against the running stack"
+	@echo "make test     all tests against real Postgres and NATS (starts them when none answer)"
+	@echo "make lint     biome + TypeScript type-check + deployment manifests"
+	@echo "make bench    benchmarks (figures printed, not asserted)"
+	@echo "make down     stop what make up started"
+
+deps:
+	@bash scripts/ensure-deps.sh
+
+infra: deps
+	@bash scripts/ensure-infra.sh
+
+build: deps
+	npx tsc -p tsconfig.json --noEmit
+
+lint: deps
+	npx biome check .
+	npx tsc -p tsconfig.json --noEmit
+	@if node -e 'process.exit(require("./package.json").scripts["validate:deploy"] ? 0 : 1)'; then npm run -s validate:deploy; fi
+
+test: infra
+	@if [ -x services/verifier/scripts/ensure-chromium.sh ]; then bash services/verifier/scripts/ensure-chromium.sh; fi
+	@mkdir -p .run
+	npx vitest run --reporter=default --reporter=json --outputFile.json=.run/vitest.json; status=$$?; \
+	  node scripts/test-summary.mjs .run/vitest.json; exit $$status
+
+up: infra
+	npx tsx scripts/up.ts
+
+demo: deps
+	npx tsx scripts/demo.ts
+
+down:
+	@npx tsx scripts/down.ts 2>/dev/null || true
+	@bash scripts/stop-infra.sh
+
+migrate: infra
+	npx tsx scripts/migrate.ts
+
+reindex: infra
+	npm run -w @humanpass/attestations-api reindex
+
+bench: infra
+	npx tsx bench/run.ts
+
+clean:
+	rm -rf .run node_modules
