@@ -1,0 +1,8 @@
+import type { Migration } from "@humanpass/db";
+import { outboxMigration } from "@humanpass/events";
+import { humanUsageMigration } from "./0002_human_usage";
+
+export const migrations: Record<string, Migration> = {
+  "0001_outbox": outboxMigration,
+  "0002_human_usage": humanUsageMigration,
+};
