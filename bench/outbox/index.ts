@@ -1,0 +1,93 @@
+// 10,000 events: commit in the producer's transaction → outbox relay → JetStream → inbox consumer applies it.
+// Prints events/s (first commit to last apply) and the commit → applied latency p50/p99.
+import { randomBytes } from "node:crypto";
+import { createDb, ensureDatabase, migrateToLatest, sql } from "@humanpass/db";
+import {
+  connectNats,
+  enqueue,
+  ensureStreams,
+  jetstreamManager,
+  outboxMigration,
+  startConsumer,
+  startOutboxRelay,
+  streamName,
+} from "@humanpass/events";
+import pino from "pino";
+
+const TOTAL = Number(process.env.BENCH_EVENTS ?? 10_000);
+const PER_TX = 20;
+const PRODUCERS = 4;
+const logger = pino({ level: "warn" });
+const base = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
+base.pathname = `/bench_outbox_${randomBytes(4).toString("hex")}`;
+const url = base.toString();
+const topology = { prefix: `bench${randomBytes(4).toString("hex")}` };
+
+await ensureDatabase(url);
+const db = createDb<any>({ connectionString: url, schema: "bench", max: 12 });
+await migrateToLatest(db, { schema: "bench", migrations: { "0001_outbox": outboxMigration } });
+await sql`create table bench.applied (event_id text primary key)`.execute(db);
+const nats = await connectNats(process.env.NATS_URL ?? "nats://127.0.0.1:4222", logger);
+const jsm = await jetstreamManager(nats);
+await ensureStreams(jsm, topology, ["AGENT_AUTH"]);
+
+const latencies: number[] = [];
+let lastApplied = 0;
+const consumer = await startConsumer({
+  db,
+  nats,
+  topology,
+  stream: "AGENT_AUTH",
+  durable: "bench",
+  logger,
+  batchSize: 500,
+  handler: async (event, trx) => {
+    await trx.insertInto("applied").values({ event_id: event.id }).execute();
+    lastApplied = Date.now();
+    latencies.push(lastApplied - Date.parse(event.time));
+  },
+});
+const relay = startOutboxRelay({ db, nats, schema: "bench", logger, connectionString: url, batchSize: 500 });
+
+const started = Date.now();
+let next = 0;
+await Promise.all(
+  Array.from({ length: PRODUCERS }, async () => {
+    while (next < TOTAL) {
+      const n = Math.min(PER_TX, TOTAL - next);
+      next += n;
+      await db.transaction().execute((trx) =>
+        enqueue(
+          trx,
+          topology,
+          "bench",
+          Array.from({ length: n }, (_, i) => ({
+            stream: "AGENT_AUTH" as const,
+            source: "bench",
+            type: "human_not_registered",
+            data: { did: `did:bench:${i}`, resource: "https://bench.example/r" },
+          })),
+        ),
+      );
+    }
+  }),
+);
+const committed = Date.now();
+while (latencies.length < TOTAL) await new Promise((r) => setTimeout(r, 20));
+
+await consumer.stop();
+await relay.stop();
+await jsm.streams.delete(streamName(topology, "AGENT_AUTH"));
+await nats.close();
+await db.destroy();
+const admin = createDb<any>({ connectionString: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres", schema: "public", max: 1 });
+await sql.raw(`drop database if exists "${base.pathname.slice(1)}" with (force)`).execute(admin);
+await admin.destroy();
+
+latencies.sort((a, b) => a - b);
+const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
+const seconds = (lastApplied - started) / 1000;
+console.log(`events: ${TOTAL} in ${PER_TX}-event transactions from ${PRODUCERS} producers`);
+console.log(`producers committed all in ${((committed - started) / 1000).toFixed(2)} s (${Math.round(TOTAL / ((committed - started) / 1000))} events/s)`);
+console.log(`commit → applied: ${Math.round(TOTAL / seconds)} events/s end to end (${seconds.toFixed(2)} s)`);
+console.log(`latency commit → applied: p50 ${pct(50)} ms, p99 ${pct(99)} ms, max ${latencies.at(-1)} ms`);
