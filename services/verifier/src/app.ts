@@ -1,0 +1,59 @@
+import type { Kysely } from "@humanpass/db";
+import type { Topology } from "@humanpass/events";
+import { createHttpApp, type HttpApp } from "@humanpass/http";
+import type { Logger } from "@humanpass/telemetry";
+import { type Clock, systemClock } from "./clock";
+import type { VerifierSettings } from "./config";
+import type { VerifierDatabase } from "./db/schema";
+import { createSession, findLiveSessionRequest, sessionStatus } from "./db/sessions";
+import { recordVerification } from "./db/verifications";
+import { callbackRoute } from "./routes/callback";
+import { demoRoutes } from "./routes/demo";
+import type { RouteDeps } from "./routes/deps";
+import { statusRoute } from "./routes/status";
+import { verificationRequestRoute } from "./routes/verification-request";
+import type { TokenVerifier } from "./verification/token-verifier";
+
+export interface VerifierAppOptions {
+  logger: Logger;
+  db: Kysely<VerifierDatabase>;
+  topology: Topology;
+  settings: VerifierSettings;
+  /** Verifies a callback token against a stored request: the worker pool, or a test double. */
+  verifier: TokenVerifier;
+  clock?: Clock;
+  readiness?: Record<string, () => Promise<unknown>>;
+  /** Allowed origins; `["*"]` only when any origin is explicitly wanted. */
+  corsOrigins?: string[];
+  rateLimit?: { max: number; timeWindowMs: number } | false;
+  /** Extra session-id source for tests that need a known id. */
+  drawSessionId?: () => number;
+}
+
+/** Builds the verifier's HTTP app from its dependencies; connects nothing and starts nothing. */
+export async function buildVerifierApp(options: VerifierAppOptions): Promise<HttpApp> {
+  const { db, topology } = options;
+  const app = await createHttpApp({
+    logger: options.logger,
+    readiness: options.readiness,
+    corsOrigins: options.corsOrigins,
+    rateLimit: options.rateLimit ?? { max: 100, timeWindowMs: 60_000 },
+    openapi: { title: "humanpass verifier", description: "Proof of Uniqueness verifier (spec 1)" },
+  });
+  const deps: RouteDeps = {
+    settings: options.settings,
+    clock: options.clock ?? systemClock,
+    verifier: options.verifier,
+    sessions: {
+      create: (session) => createSession(db, session, options.drawSessionId),
+      liveRequest: (sessionId, now) => findLiveSessionRequest(db, sessionId, now),
+      status: (sessionId, now) => sessionStatus(db, sessionId, now),
+    },
+    recordVerification: (input) => recordVerification(db, topology, input),
+  };
+  verificationRequestRoute(app, deps);
+  statusRoute(app, deps);
+  callbackRoute(app, deps);
+  demoRoutes(app, deps);
+  return app;
+}

@@ -1,0 +1,19 @@
+import type { Kysely, Transaction } from "@humanpass/db";
+import { enqueue, type Topology, type UniquenessVerifiedData } from "@humanpass/events";
+
+export const EVENT_SOURCE = "verifier";
+
+export async function enqueueUniquenessVerified(
+  trx: Transaction<any> | Kysely<any>,
+  topology: Topology,
+  schema: string,
+  data: UniquenessVerifiedData,
+): Promise<void> {
+  await enqueue(trx, topology, schema, {
+    stream: "VERIFIER",
+    source: EVENT_SOURCE,
+    type: "uniqueness_verified",
+    subject: String(data.sessionId),
+    data,
+  });
+}

@@ -1,0 +1,71 @@
+import { fileURLToPath } from "node:url";
+import { splitList } from "@humanpass/config";
+import { runService } from "@humanpass/service";
+import { buildVerifierApp } from "./app";
+import { systemClock } from "./clock";
+import { isLoopbackHost, VerifierEnv, verificationSettings, verifierSettings } from "./config";
+import { migrations } from "./db/migrations";
+import { SCHEMA } from "./db/schema";
+import { startSessionPurger } from "./session-purger";
+import { chainStateResolvers } from "./state-resolvers";
+import { createHttpDocumentFetcher } from "./verification/document-loader";
+import { createVerificationPool } from "./verification/verification-pool";
+
+const bundledContextsDir = fileURLToPath(new URL("../contexts", import.meta.url));
+
+await runService({
+  name: "verifier",
+  schema: SCHEMA,
+  migrations,
+  env: VerifierEnv,
+  streams: ["VERIFIER"],
+  publishes: true,
+  async start({ config, logger, db, topology, readiness }) {
+    const settings = verifierSettings(config);
+    const verification = verificationSettings(config, bundledContextsDir);
+    if (isLoopbackHost(settings.hostUrl)) {
+      logger.warn(
+        { hostUrl: settings.hostUrl },
+        "HOST_URL is a loopback address: wallets on other devices cannot reach the callback",
+      );
+    }
+    if (Object.keys(verification.networks).length === 0) {
+      logger.warn(
+        "no Billions network configured (BILLIONS_MAIN_* / BILLIONS_TEST_*): every callback will fail state resolution",
+      );
+    }
+    const pool = createVerificationPool({
+      size: verification.workers,
+      stateResolvers: chainStateResolvers(verification.networks),
+      fetchRemoteDocument: createHttpDocumentFetcher({ ipfsGateway: verification.ipfsGateway }),
+      localContextDirs: verification.contextsDirs,
+      proofMaxAgeMs: verification.proofMaxAgeMs,
+      onWorkerError: (error) => logger.error({ err: error.message }, "verification worker failed"),
+    });
+    await pool.ready();
+    const purger = startSessionPurger({
+      db,
+      clock: systemClock,
+      retentionMs: settings.sessionRetentionMs,
+      logger,
+    });
+    const app = await buildVerifierApp({
+      logger,
+      db,
+      topology,
+      settings,
+      verifier: pool,
+      readiness,
+      corsOrigins: splitList(config.CORS_ORIGINS),
+      rateLimit: { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
+    });
+    return {
+      app,
+      port: config.PORT,
+      stop: [
+        ["session purger", () => purger.stop()],
+        ["verification workers", () => pool.close()],
+      ],
+    };
+  },
+});

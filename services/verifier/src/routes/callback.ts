@@ -1,0 +1,69 @@
+import type { HttpApp } from "@humanpass/http";
+import { Type } from "@humanpass/http";
+import type { FastifyReply } from "fastify";
+import type { RouteDeps } from "./deps";
+
+/** Spec 1 bodies, verbatim. */
+export const INVALID_SESSION = { error: "Invalid or expired sessionId" } as const;
+export const NO_NULLIFIER_PROOF = { message: "No valid nullifier proof found in response." } as const;
+export const ALREADY_VERIFIED = { message: "This person has already verified." } as const;
+
+const MAX_SESSION_ID = 2n ** 63n - 1n;
+const TOKEN_BODY_LIMIT = 256 * 1024;
+
+function parseSessionId(raw: string | undefined): bigint | undefined {
+  if (raw === undefined || !/^[0-9]{1,20}$/.test(raw)) return undefined;
+  const id = BigInt(raw);
+  return id <= MAX_SESSION_ID ? id : undefined;
+}
+
+export function callbackRoute(app: HttpApp, deps: RouteDeps): void {
+  // The wallet posts the bare JWZ token with whatever content type it likes: in this scope every body is text.
+  app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser(
+      "*",
+      { parseAs: "string", bodyLimit: TOKEN_BODY_LIMIT },
+      (_request, body, done) => done(null, body),
+    );
+    scope.post(
+      "/api/callback",
+      {
+        bodyLimit: TOKEN_BODY_LIMIT,
+        schema: {
+          summary: "Wallet callback with the signed JWZ token",
+          querystring: Type.Object({ sessionId: Type.Optional(Type.String()) }),
+        },
+      },
+      async (request, reply: FastifyReply) => {
+        const { sessionId: rawSessionId } = request.query as { sessionId?: string };
+        const sessionId = parseSessionId(rawSessionId);
+        const now = deps.clock();
+        // 1. the stored request of a live session
+        const stored = sessionId === undefined ? undefined : await deps.sessions.liveRequest(sessionId, now);
+        if (sessionId === undefined || !stored) return reply.code(400).send(INVALID_SESSION);
+        const token = typeof request.body === "string" ? request.body.trim() : "";
+        // 2.–5. full verification (off the event loop), then the V3 entry for this session and its nullifier
+        let outcome: Awaited<ReturnType<typeof deps.verifier.verify>>;
+        try {
+          outcome = await deps.verifier.verify(token, stored, sessionId);
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          request.log.info({ sessionId: sessionId.toString(), reason: message }, "callback token rejected");
+          return reply.code(500).send({ error: message });
+        }
+        if (outcome.kind === "no_nullifier_proof") return reply.code(400).send(NO_NULLIFIER_PROOF);
+        // 6.–7. nullifier once, status, event: one transaction
+        const recorded = await deps.recordVerification({
+          sessionId,
+          proof: outcome.proof,
+          now: deps.clock(),
+        });
+        if (recorded === "already_verified") return reply.code(400).send(ALREADY_VERIFIED);
+        if (recorded === "session_closed") return reply.code(400).send(INVALID_SESSION);
+        request.log.info({ sessionId: sessionId.toString() }, "uniqueness verified");
+        return reply.code(200).send(outcome.response);
+      },
+    );
+  });
+}

@@ -1,0 +1,26 @@
+import type { HttpApp } from "@humanpass/http";
+import { buildAuthorizationRequest } from "../authorization-request";
+import type { RouteDeps } from "./deps";
+
+export function verificationRequestRoute(app: HttpApp, deps: RouteDeps): void {
+  app.get(
+    "/api/verification-request",
+    {
+      schema: {
+        summary: "Start a verification session",
+        description:
+          "Creates a session and returns its iden3 authorization request (one V3 proof request in body.scope).",
+        response: { 200: { type: "object", additionalProperties: true } },
+      },
+    },
+    async () => {
+      const now = deps.clock();
+      const { request } = await deps.sessions.create({
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + deps.settings.sessionTtlMs),
+        request: (sessionId) => buildAuthorizationRequest(deps.settings, sessionId),
+      });
+      return request;
+    },
+  );
+}
