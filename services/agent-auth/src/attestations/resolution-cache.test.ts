@@ -47,7 +47,9 @@ function setUp(ttlMs = 10_000) {
     answers,
     calls,
     resolver: cachedResolver(resolver, cache),
-    advance: (ms: number) => (now += ms),
+    advance: (ms: number) => {
+      now += ms;
+    },
   };
 }
 
