@@ -1,0 +1,283 @@
+/**
+ * The human-proof extension in the real x402 flow: @x402/core's HTTP resource server on one side,
+ * @x402/fetch with an x402Client and the EVM exact scheme on the other, the spec-2 stand-in as registry.
+ */
+import * as billionsClient from "@billionsnetwork/x402-human-proof-client";
+import { x402Client } from "@x402/core/client";
+import type { PaymentOption } from "@x402/core/http";
+import { decodePaymentRequiredHeader } from "@x402/core/http";
+import type { RoutesConfig } from "@x402/core/server";
+import { ExactEvmScheme } from "@x402/evm/exact/client";
+import { wrapFetchWithPayment } from "@x402/fetch";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import {
+  buildDIDFromAddress,
+  configureHumanProofServer,
+  createAttestationAwareSelector,
+  createHumanProofClientExtension,
+  createPoUVerifier,
+  DEFAULT_AGENT_OWNERSHIP_SCHEMA,
+  declareHumanProofExtension,
+  type HumanProofEvent,
+  InMemoryHumanUsageStorage,
+  paywallInstructions,
+} from "../src/index";
+import {
+  type AttestationsApiStandIn,
+  humanFromAddress,
+  ownershipAttestation,
+  startAttestationsApiStandIn,
+} from "./attestations-api-stand-in";
+import {
+  ASSET,
+  NETWORK,
+  type PaidHttpServer,
+  ScriptedFacilitator,
+  startPaidHttpServer,
+} from "./paid-http-server";
+
+const PAY_TO = "0x00000000000000000000000000000000000000aa";
+const key = (n: number) => `0x${n.toString(16).padStart(64, "0")}` as const;
+const pairedAgent = privateKeyToAccount(key(11));
+const secondAgentOfSameHuman = privateKeyToAccount(key(12));
+const unpairedAgent = privateKeyToAccount(key(13));
+const human = humanFromAddress(privateKeyToAccount(key(1000)).address);
+
+const price = (amount: string) => ({ amount, asset: ASSET, extra: { name: "USD Coin", version: "2" } });
+const standard: PaymentOption = { scheme: "exact", network: NETWORK, payTo: PAY_TO, price: price("1000") };
+const discounted = (extra: Record<string, unknown> = {}): PaymentOption => ({
+  scheme: "exact",
+  network: NETWORK,
+  payTo: PAY_TO,
+  price: price("500"),
+  extra: { requiredAttestations: [DEFAULT_AGENT_OWNERSHIP_SCHEMA], ...extra },
+});
+const humanProof = {
+  "human-proof": declareHumanProofExtension({
+    statement: "Prove a human is behind you",
+    expirationSeconds: 900,
+  }),
+};
+
+const routes: RoutesConfig = {
+  "GET /weather": {
+    accepts: [standard, discounted({ maxUse: 2, scope: "weather" })],
+    extensions: humanProof,
+  },
+  "GET /forecast": {
+    accepts: [standard, discounted({ maxUse: 2, scope: "weather" })],
+    extensions: humanProof,
+  },
+  "GET /report": { accepts: [standard, discounted({ maxUse: 1 })], extensions: humanProof },
+  "GET /humans-only": { accepts: [discounted()], extensions: humanProof },
+  "GET /failing": {
+    accepts: [standard, discounted({ maxUse: 1, scope: "failing" })],
+    extensions: humanProof,
+  },
+  "GET /plain": { accepts: [standard] },
+};
+
+let api: AttestationsApiStandIn;
+let paid: PaidHttpServer;
+const facilitator = new ScriptedFacilitator();
+let storage: InMemoryHumanUsageStorage;
+const events: HumanProofEvent[] = [];
+
+beforeAll(async () => {
+  api = await startAttestationsApiStandIn({
+    attestations: [
+      ownershipAttestation(human, pairedAgent.address),
+      ownershipAttestation(human, secondAgentOfSameHuman.address),
+    ],
+    nullifiers: { [human.id]: "31337" },
+  });
+});
+afterAll(() => api.close());
+
+beforeEach(async () => {
+  await paid?.close();
+  storage = new InMemoryHumanUsageStorage();
+  events.length = 0;
+  facilitator.verified.length = 0;
+  facilitator.settled.length = 0;
+  facilitator.verifyAnswer = async () => ({ isValid: true });
+  facilitator.settleAnswer = async () => ({
+    success: true,
+    transaction: `0x${"ab".repeat(32)}`,
+    network: NETWORK,
+  });
+  paid = await startPaidHttpServer(
+    routes,
+    facilitator,
+    (server) =>
+      configureHumanProofServer(server, {
+        verifier: createPoUVerifier({
+          attestationsApiBaseUrl: api.attestationsUrl,
+          nullifierApiBaseUrl: api.nullifierUrl,
+        }),
+        storage,
+        onEvent: (event) => {
+          events.push(event);
+        },
+      }),
+    paywallInstructions(),
+  );
+});
+afterAll(() => paid.close());
+
+type Account = ReturnType<typeof privateKeyToAccount>;
+const signerOf = (account: Account) => ({
+  address: account.address,
+  signMessage: (message: string) => account.signMessage({ message }),
+});
+
+/** An agent as a user would write it with this library: selector + extension on an x402Client. */
+function ourAgent(account: Account) {
+  const selector = createAttestationAwareSelector(buildDIDFromAddress(account.address), undefined, {
+    attestationsApiBaseUrl: api.attestationsUrl,
+  });
+  const client = new x402Client(selector.selector)
+    .register("eip155:*", new ExactEvmScheme(account))
+    .setSpendControls(false);
+  client.registerExtension(createHumanProofClientExtension(signerOf(account), { selector }));
+  return wrapFetchWithPayment(fetch, client);
+}
+
+function billionsAgent(account: Account) {
+  const did = billionsClient.buildDIDFromAddress(account.address);
+  const { selector, refresh } = billionsClient.createAttestationAwareSelector(did, undefined, {
+    attestationsApiBaseUrl: api.attestationsUrl,
+  });
+  const client = new x402Client(selector)
+    .register("eip155:*", new ExactEvmScheme(account))
+    .setSpendControls(false);
+  client.registerExtension(
+    billionsClient.createHumanProofExtension(signerOf(account), {
+      attestationsApiBaseUrl: api.attestationsUrl,
+    }),
+  );
+  return { pay: wrapFetchWithPayment(fetch, client), refresh };
+}
+
+function refusal(response: Response): string | undefined {
+  const header = response.headers.get("payment-required");
+  return header ? decodePaymentRequiredHeader(header).error : undefined;
+}
+
+describe("human-proof in the x402 flow", () => {
+  it("an agent backed by a verified human pays the discounted tier until max_use_exceeded, then the standard tier", async () => {
+    const pay = ourAgent(pairedAgent);
+    for (let i = 0; i < 3; i++) expect((await pay(`${paid.url}/weather`)).status).toBe(200);
+    expect(facilitator.settled).toEqual(["500", "500", "1000"]);
+    expect(await storage.incrementIfBelow("31337", 2, "weather")).toBeNull();
+    expect(events.filter((e) => e.type === "max_use_exceeded")).toEqual([
+      { type: "max_use_exceeded", resource: `${paid.url}/weather`, humanId: "31337", maxUse: 2 },
+    ]);
+  });
+
+  it("two routes with one scope, and two agents of one human, share one quota", async () => {
+    expect((await ourAgent(pairedAgent)(`${paid.url}/weather`)).status).toBe(200);
+    expect((await ourAgent(secondAgentOfSameHuman)(`${paid.url}/forecast`)).status).toBe(200);
+    expect((await ourAgent(pairedAgent)(`${paid.url}/forecast`)).status).toBe(200);
+    expect(facilitator.settled).toEqual(["500", "500", "1000"]);
+  });
+
+  it("an agent without the attestation goes straight to the standard tier", async () => {
+    expect((await ourAgent(unpairedAgent)(`${paid.url}/weather`)).status).toBe(200);
+    expect(facilitator.settled).toEqual(["1000"]);
+    expect(events).toEqual([]);
+  });
+
+  it("Billions' published client pays the discounted tier", async () => {
+    const agent = billionsAgent(pairedAgent);
+    await agent.refresh();
+    const response = await agent.pay(`${paid.url}/report`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ paid: "500" });
+    expect(events.map((e) => e.type)).toEqual(["human_verified"]);
+  });
+
+  it("a required-attestation route refuses an agent without a human, with the reason in the 402", async () => {
+    const response = await ourAgent(unpairedAgent)(`${paid.url}/humans-only`);
+    expect(response.status).toBe(402);
+    expect(refusal(response)).toBe("not_registered");
+    expect(facilitator.verified).toEqual([]);
+    expect(events).toEqual([
+      {
+        type: "human_not_registered",
+        resource: `${paid.url}/humans-only`,
+        did: buildDIDFromAddress(unpairedAgent.address),
+      },
+    ]);
+  });
+
+  it("refuses with verification_unavailable, and charges nothing, while the attestations API is down", async () => {
+    api.failWith(503);
+    try {
+      const response = await ourAgent(pairedAgent)(`${paid.url}/humans-only`);
+      expect(response.status).toBe(402);
+      expect(refusal(response)).toBe("verification_unavailable");
+    } finally {
+      api.failWith(null);
+    }
+    expect(facilitator.verified).toEqual([]);
+    expect((await ourAgent(pairedAgent)(`${paid.url}/humans-only`)).status).toBe(200);
+  });
+
+  it("gives the quota back when the facilitator answers invalid", async () => {
+    facilitator.verifyAnswer = async () => ({ isValid: false, invalidReason: "insufficient_funds" });
+    const response = await ourAgent(pairedAgent)(`${paid.url}/humans-only`);
+    expect(refusal(response)).toBe("insufficient_funds");
+    facilitator.verifyAnswer = async () => ({ isValid: true });
+    expect((await ourAgent(pairedAgent)(`${paid.url}/report`)).status).toBe(200);
+    expect(await storage.decrementIfAboveZero("31337", `${paid.url}/report`)).toBe(0);
+    expect(await storage.decrementIfAboveZero("31337", `${paid.url}/humans-only`)).toBeNull();
+  });
+
+  it("gives the quota back when verification throws, when settlement fails, and when the handler fails", async () => {
+    const scope = `${paid.url}/report`;
+    const pay = ourAgent(pairedAgent);
+
+    facilitator.verifyAnswer = async () => {
+      throw new Error("facilitator unreachable");
+    };
+    expect((await pay(`${paid.url}/report`)).status).toBe(402);
+    expect(await storage.incrementIfBelow("31337", 1, scope)).toBe(1);
+    await storage.decrementIfAboveZero("31337", scope);
+
+    facilitator.verifyAnswer = async () => ({ isValid: true });
+    facilitator.settleAnswer = async () => ({
+      success: false,
+      errorReason: "transaction_reverted",
+      transaction: "",
+      network: NETWORK,
+    });
+    expect((await pay(`${paid.url}/report`)).status).toBe(402);
+    expect(await storage.incrementIfBelow("31337", 1, scope)).toBe(1);
+    await storage.decrementIfAboveZero("31337", scope);
+
+    facilitator.settleAnswer = async () => ({
+      success: true,
+      transaction: `0x${"ab".repeat(32)}`,
+      network: NETWORK,
+    });
+    expect((await pay(`${paid.url}/failing`)).status).toBe(500);
+    expect(await storage.incrementIfBelow("31337", 1, "failing")).toBe(1);
+    expect(facilitator.settled).toEqual([]);
+  });
+
+  it("leaves routes without human-proof as plain x402", async () => {
+    expect((await ourAgent(unpairedAgent)(`${paid.url}/plain`)).status).toBe(200);
+    expect(facilitator.settled).toEqual(["1000"]);
+  });
+
+  it("shows the identity-skill paywall page to an unpaid browser", async () => {
+    const response = await fetch(`${paid.url}/weather`, {
+      headers: { accept: "text/html", "user-agent": "Mozilla/5.0 (X11; Linux x86_64)" },
+    });
+    expect(response.status).toBe(402);
+    expect(response.headers.get("content-type")).toContain("text/html");
+    expect(await response.text()).toContain("verified-agent-identity");
+  });
+});
