@@ -80,14 +80,21 @@ await relay.stop();
 await jsm.streams.delete(streamName(topology, "AGENT_AUTH"));
 await nats.close();
 await db.destroy();
-const admin = createDb<any>({ connectionString: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres", schema: "public", max: 1 });
+const admin = createDb<any>({
+  connectionString: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
+  schema: "public",
+  max: 1,
+});
 await sql.raw(`drop database if exists "${base.pathname.slice(1)}" with (force)`).execute(admin);
 await admin.destroy();
 
 latencies.sort((a, b) => a - b);
-const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
+const pct = (p: number) =>
+  latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
 const seconds = (lastApplied - started) / 1000;
 console.log(`events: ${TOTAL} in ${PER_TX}-event transactions from ${PRODUCERS} producers`);
-console.log(`producers committed all in ${((committed - started) / 1000).toFixed(2)} s (${Math.round(TOTAL / ((committed - started) / 1000))} events/s)`);
+console.log(
+  `producers committed all in ${((committed - started) / 1000).toFixed(2)} s (${Math.round(TOTAL / ((committed - started) / 1000))} events/s)`,
+);
 console.log(`commit → applied: ${Math.round(TOTAL / seconds)} events/s end to end (${seconds.toFixed(2)} s)`);
 console.log(`latency commit → applied: p50 ${pct(50)} ms, p99 ${pct(99)} ms, max ${latencies.at(-1)} ms`);

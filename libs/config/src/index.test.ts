@@ -30,13 +30,17 @@ describe("loadConfig", () => {
       expect.unreachable();
     } catch (e) {
       expect(e).toBeInstanceOf(ConfigError);
-      expect((e as ConfigError).problems).toEqual([{ variable: "HOST_URL", message: expect.stringMatching(/is required/) }]);
+      expect((e as ConfigError).problems).toEqual([
+        { variable: "HOST_URL", message: expect.stringMatching(/is required/) },
+      ]);
     }
   });
 
   it("reports a value out of range", () => {
     expect(() => loadConfig(schema, { PORT: "70000", HOST_URL: "https://x" })).toThrow(/PORT/);
-    expect(() => loadConfig(schema, { HOST_URL: "https://x", LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL.*one of fatal/);
+    expect(() => loadConfig(schema, { HOST_URL: "https://x", LOG_LEVEL: "loud" })).toThrow(
+      /LOG_LEVEL.*one of fatal/,
+    );
   });
 
   it("splits lists", () => {

@@ -36,7 +36,9 @@ export function loadConfig<T extends TObject>(
     };
   });
   if (problems.length > 0) {
-    const firstPerVariable = problems.filter((p, i) => problems.findIndex((q) => q.variable === p.variable) === i);
+    const firstPerVariable = problems.filter(
+      (p, i) => problems.findIndex((q) => q.variable === p.variable) === i,
+    );
     throw new ConfigError(firstPerVariable);
   }
   return converted as Static<T>;
@@ -48,7 +50,10 @@ function describe(schema: TSchema | undefined): string {
   if (schema.anyOf) return (schema.anyOf as TSchema[]).map(describe).join(" or ");
   if (schema.const !== undefined) return JSON.stringify(schema.const);
   if (schema.type === "integer" || schema.type === "number") {
-    const range = [schema.minimum !== undefined && `>= ${schema.minimum}`, schema.maximum !== undefined && `<= ${schema.maximum}`]
+    const range = [
+      schema.minimum !== undefined && `>= ${schema.minimum}`,
+      schema.maximum !== undefined && `<= ${schema.maximum}`,
+    ]
       .filter(Boolean)
       .join(", ");
     return `${schema.type === "integer" ? "an integer" : "a number"}${range ? ` ${range}` : ""}`;
@@ -61,14 +66,22 @@ function describe(schema: TSchema | undefined): string {
 
 /** Reusable variable shapes. */
 export const Env = {
-  port: (defaultPort: number) => Type.Integer({ minimum: 0, maximum: 65535, default: defaultPort, description: "a TCP port 0-65535" }),
+  port: (defaultPort: number) =>
+    Type.Integer({ minimum: 0, maximum: 65535, default: defaultPort, description: "a TCP port 0-65535" }),
   url: (defaultUrl?: string) =>
-    Type.String({ pattern: "^[a-z][a-z0-9+.-]*://", description: "a URL such as scheme://host:port", ...(defaultUrl ? { default: defaultUrl } : {}) }),
-  logLevel: () =>
-    Type.Union(["fatal", "error", "warn", "info", "debug", "trace", "silent"].map((l) => Type.Literal(l)), {
-      default: "info",
-      description: "one of fatal, error, warn, info, debug, trace, silent",
+    Type.String({
+      pattern: "^[a-z][a-z0-9+.-]*://",
+      description: "a URL such as scheme://host:port",
+      ...(defaultUrl ? { default: defaultUrl } : {}),
     }),
+  logLevel: () =>
+    Type.Union(
+      ["fatal", "error", "warn", "info", "debug", "trace", "silent"].map((l) => Type.Literal(l)),
+      {
+        default: "info",
+        description: "one of fatal, error, warn, info, debug, trace, silent",
+      },
+    ),
   boolean: (defaultValue: boolean) => Type.Boolean({ default: defaultValue, description: "true or false" }),
   /** Comma-separated list; empty entries dropped. */
   list: (defaultValue = "") => Type.String({ default: defaultValue, description: "a comma-separated list" }),
@@ -86,8 +99,16 @@ export const CommonEnv = {
   DATABASE_URL: Env.url("postgres://postgres@127.0.0.1:5432/humanpass"),
   NATS_URL: Env.url("nats://127.0.0.1:4222"),
   LOG_LEVEL: Env.logLevel(),
-  EVENTS_PREFIX: Type.String({ default: "", pattern: "^([a-z0-9_]+)?$", description: "empty, or lower-case letters, digits and _" }),
+  EVENTS_PREFIX: Type.String({
+    default: "",
+    pattern: "^([a-z0-9_]+)?$",
+    description: "empty, or lower-case letters, digits and _",
+  }),
   CORS_ORIGINS: Env.list(""),
   RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 100, description: "an integer >= 1" }),
-  RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1, default: 60_000, description: "an integer >= 1 (milliseconds)" }),
+  RATE_LIMIT_WINDOW_MS: Type.Integer({
+    minimum: 1,
+    default: 60_000,
+    description: "an integer >= 1 (milliseconds)",
+  }),
 };

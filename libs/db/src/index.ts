@@ -84,4 +84,13 @@ export async function pingDb(db: Kysely<any>): Promise<void> {
 }
 
 export { sql };
-export type { Kysely, Migration, Transaction, Selectable, Insertable, Updateable, Generated, ColumnType } from "kysely";
+export type {
+  ColumnType,
+  Generated,
+  Insertable,
+  Kysely,
+  Migration,
+  Selectable,
+  Transaction,
+  Updateable,
+} from "kysely";

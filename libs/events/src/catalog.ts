@@ -145,7 +145,11 @@ export const EVENTS = {
     attestation_revoked: AttestationRevoked,
     blocks_reverted: BlocksReverted,
   },
-  AGENT_AUTH: { human_verified: HumanVerified, human_not_registered: HumanNotRegistered, claim_accepted: ClaimAccepted },
+  AGENT_AUTH: {
+    human_verified: HumanVerified,
+    human_not_registered: HumanNotRegistered,
+    claim_accepted: ClaimAccepted,
+  },
   PAYMENTS: {
     human_verified: HumanVerified,
     human_not_registered: HumanNotRegistered,

@@ -15,7 +15,8 @@ export async function connectNats(url: string, logger: Logger, name?: string): P
   });
   (async () => {
     for await (const status of nc.status()) {
-      if (status.type === "disconnect") logger.warn({ server: (status as { server?: string }).server }, "NATS disconnected");
+      if (status.type === "disconnect")
+        logger.warn({ server: (status as { server?: string }).server }, "NATS disconnected");
       else if (status.type === "reconnect") logger.info("NATS reconnected");
     }
   })().catch(() => {});

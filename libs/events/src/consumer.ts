@@ -13,7 +13,11 @@ export interface DeliveryInfo {
   attempt: number;
 }
 
-export type EventHandler = (event: CloudEvent<any>, trx: Transaction<any>, delivery: DeliveryInfo) => Promise<void>;
+export type EventHandler = (
+  event: CloudEvent<any>,
+  trx: Transaction<any>,
+  delivery: DeliveryInfo,
+) => Promise<void>;
 
 export interface ConsumerOptions {
   db: Kysely<any>;
@@ -65,7 +69,10 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
     type: options.type,
     ackWaitMs: options.ackWaitMs,
   });
-  const consumer = await jetstream(options.nats).consumers.get(streamName(options.topology, options.stream), durable);
+  const consumer = await jetstream(options.nats).consumers.get(
+    streamName(options.topology, options.stream),
+    durable,
+  );
   const messages: ConsumerMessages = await consumer.consume({ max_messages: batchSize * 2 });
 
   type Parsed = { msg: JsMsg; event: CloudEvent };
@@ -73,7 +80,14 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
   function terminate(msg: JsMsg, reason: string, eventId?: string) {
     stats.terminated++;
     logger.error(
-      { consumer: durable, subject: msg.subject, seq: msg.seq, eventId, attempts: msg.info.deliveryCount, reason },
+      {
+        consumer: durable,
+        subject: msg.subject,
+        seq: msg.seq,
+        eventId,
+        attempts: msg.info.deliveryCount,
+        reason,
+      },
       "event terminated: it will not be delivered again",
     );
     msg.term(reason);
@@ -111,7 +125,11 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
           {
             parent: contextFrom(headersOf(msg)),
             kind: SpanKind.CONSUMER,
-            attributes: { "messaging.system": "nats", "messaging.destination.name": msg.subject, "messaging.message.id": event.id },
+            attributes: {
+              "messaging.system": "nats",
+              "messaging.destination.name": msg.subject,
+              "messaging.message.id": event.id,
+            },
           },
           () => handler(event, trx, { subject: msg.subject, attempt: msg.info.deliveryCount }),
         );
@@ -141,7 +159,14 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
       stats.retried++;
       const delay = backoff(attempt);
       logger.warn(
-        { consumer: durable, subject: msg.subject, eventId: event.id, attempt, retryInMs: delay, err: (e as Error).message },
+        {
+          consumer: durable,
+          subject: msg.subject,
+          eventId: event.id,
+          attempt,
+          retryInMs: delay,
+          err: (e as Error).message,
+        },
         "event handler failed; will retry",
       );
       msg.nak(delay);
@@ -176,7 +201,8 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
       }
     }
   })().catch((e) => {
-    if (!stopping) logger.error({ consumer: durable, err: (e as Error).message }, "event consumer stopped receiving");
+    if (!stopping)
+      logger.error({ consumer: durable, err: (e as Error).message }, "event consumer stopped receiving");
   });
 
   return {
@@ -200,5 +226,7 @@ function headersOf(msg: JsMsg): Record<string, string> | undefined {
 
 /** Deletes inbox rows older than the longest redelivery horizon we care about. */
 export async function purgeInbox(db: Kysely<any>, olderThanMs: number): Promise<void> {
-  await sql`delete from inbox where processed_at < now() - make_interval(secs => ${olderThanMs / 1000})`.execute(db);
+  await sql`delete from inbox where processed_at < now() - make_interval(secs => ${olderThanMs / 1000})`.execute(
+    db,
+  );
 }

@@ -1,3 +1,5 @@
+export { jetstreamManager } from "@nats-io/jetstream";
+export type { NatsConnection } from "@nats-io/transport-node";
 export * from "./catalog";
 export * from "./connection";
 export * from "./consumer";
@@ -5,5 +7,3 @@ export * from "./envelope";
 export * from "./outbox";
 export * from "./topology";
 export { captureTraceContext, tracer } from "./tracing";
-export type { NatsConnection } from "@nats-io/transport-node";
-export { jetstreamManager } from "@nats-io/jetstream";

@@ -1,12 +1,12 @@
-import { headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
 import { jetstream } from "@nats-io/jetstream";
+import { type NatsConnection, headers as natsHeaders } from "@nats-io/transport-node";
 import { type Kysely, type Migration, sql, type Transaction } from "kysely";
 import pg from "pg";
 import type { Logger } from "pino";
 import type { StreamName } from "./catalog";
 import { type CloudEvent, createCloudEvent } from "./envelope";
 import { subjectOf, type Topology } from "./topology";
-import { captureTraceContext, contextFrom, inSpan, injectInto, SpanKind } from "./tracing";
+import { captureTraceContext, contextFrom, injectInto, inSpan, SpanKind } from "./tracing";
 
 /** Outbox and inbox tables, created inside the service's schema by its own migrations. */
 export const outboxMigration: Migration = {
@@ -84,7 +84,14 @@ export async function enqueue(
   });
   await trx
     .insertInto("outbox")
-    .values(rows.map((r) => ({ id: r.id, subject: r.subject, event: JSON.stringify(r.event), trace: JSON.stringify(r.trace) })))
+    .values(
+      rows.map((r) => ({
+        id: r.id,
+        subject: r.subject,
+        event: JSON.stringify(r.event),
+        trace: JSON.stringify(r.trace),
+      })),
+    )
     .execute();
   // Delivered at commit; the relay wakes at once instead of waiting for its next poll.
   await sql`select pg_notify(${notifyChannel(schema)}, '')`.execute(trx);
@@ -181,7 +188,15 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         rows.map((row) =>
           inSpan(
             `publish ${row.subject}`,
-            { parent: contextFrom(row.trace), kind: SpanKind.PRODUCER, attributes: { "messaging.system": "nats", "messaging.destination.name": row.subject, "messaging.message.id": row.id } },
+            {
+              parent: contextFrom(row.trace),
+              kind: SpanKind.PRODUCER,
+              attributes: {
+                "messaging.system": "nats",
+                "messaging.destination.name": row.subject,
+                "messaging.message.id": row.id,
+              },
+            },
             async (_span, ctx) => {
               const h = natsHeaders();
               for (const [k, v] of Object.entries(injectInto(ctx))) h.set(k, v);
@@ -227,7 +242,10 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         }
       } catch (e) {
         stats.failures++;
-        logger.warn({ err: (e as Error).message, retryInMs: backoff }, "outbox relay could not publish; will retry");
+        logger.warn(
+          { err: (e as Error).message, retryInMs: backoff },
+          "outbox relay could not publish; will retry",
+        );
         if (running) await sleep(backoff + Math.floor(Math.random() * backoff * 0.2));
         backoff = Math.min(backoff * 2, maxBackoffMs);
       }

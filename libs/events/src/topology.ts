@@ -1,4 +1,10 @@
-import { AckPolicy, DeliverPolicy, type JetStreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
+import {
+  AckPolicy,
+  DeliverPolicy,
+  type JetStreamManager,
+  RetentionPolicy,
+  StorageType,
+} from "@nats-io/jetstream";
 import { STREAMS, type StreamName } from "./catalog";
 
 /**
@@ -69,13 +75,19 @@ export interface DurableSpec {
 }
 
 /** Creates or updates a durable pull consumer; idempotent. */
-export async function ensureDurable(jsm: JetStreamManager, topology: Topology, spec: DurableSpec): Promise<void> {
+export async function ensureDurable(
+  jsm: JetStreamManager,
+  topology: Topology,
+  spec: DurableSpec,
+): Promise<void> {
   const stream = streamName(topology, spec.stream);
   const config = {
     durable_name: spec.durable,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
-    filter_subject: spec.type ? subjectOf(topology, spec.stream, spec.type) : streamSubjects(topology, spec.stream),
+    filter_subject: spec.type
+      ? subjectOf(topology, spec.stream, spec.type)
+      : streamSubjects(topology, spec.stream),
     ack_wait: (spec.ackWaitMs ?? 30_000) * 1_000_000,
     max_ack_pending: 10_000,
   };

@@ -38,7 +38,11 @@ async function publishThroughOutbox(events: ReturnType<typeof testEvent>[]) {
   await db.transaction().execute((trx) => enqueue(trx, topology, SCHEMA, events));
   const relay = startOutboxRelay({ db, nats: nc, schema: SCHEMA, logger, pollIntervalMs: 20 });
   await eventually(async () => {
-    const left = await db.selectFrom("outbox").select(db.fn.countAll().as("n")).where("published_at", "is", null).executeTakeFirstOrThrow();
+    const left = await db
+      .selectFrom("outbox")
+      .select(db.fn.countAll().as("n"))
+      .where("published_at", "is", null)
+      .executeTakeFirstOrThrow();
     return Number(left.n) === 0;
   });
   await relay.stop();
@@ -47,7 +51,16 @@ async function publishThroughOutbox(events: ReturnType<typeof testEvent>[]) {
 function startWorker(durable: string): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", path.join(here, "consumer-worker.ts"), database.url, testNatsUrl(), topology.prefix, durable, "2"],
+    [
+      "--import",
+      "tsx",
+      path.join(here, "consumer-worker.ts"),
+      database.url,
+      testNatsUrl(),
+      topology.prefix,
+      durable,
+      "2",
+    ],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   return new Promise((resolve, reject) => {
@@ -103,7 +116,10 @@ describe("inbox consumer", () => {
     try {
       const before = (await appliedCounts(db)).total;
       expect(before).toBe(0);
-      await publishThroughOutbox([testEvent(5_000), ...Array.from({ length: 20 }, (_, i) => testEvent(5_001 + i))]);
+      await publishThroughOutbox([
+        testEvent(5_000),
+        ...Array.from({ length: 20 }, (_, i) => testEvent(5_001 + i)),
+      ]);
       await eventually(() => consumer.stats.terminated === 1, 20_000);
       await eventually(async () => {
         const rows = await db.selectFrom("applied").select("n").where("n", ">", 5_000).execute();
@@ -120,11 +136,22 @@ describe("inbox consumer", () => {
   });
 
   it("terminates a message that is not a valid event", async () => {
-    const consumer = await startConsumer({ db, nats: nc, topology, stream: "AGENT_AUTH", durable: "invalid", logger, handler: async () => {} });
+    const consumer = await startConsumer({
+      db,
+      nats: nc,
+      topology,
+      stream: "AGENT_AUTH",
+      durable: "invalid",
+      logger,
+      handler: async () => {},
+    });
     try {
       const terminatedBefore = consumer.stats.terminated;
       const { jetstream } = await import("@nats-io/jetstream");
-      await jetstream(nc).publish(`${topology.prefix}.agent_auth.human_not_registered`, JSON.stringify({ hello: "world" }));
+      await jetstream(nc).publish(
+        `${topology.prefix}.agent_auth.human_not_registered`,
+        JSON.stringify({ hello: "world" }),
+      );
       await eventually(() => consumer.stats.terminated > terminatedBefore);
     } finally {
       await consumer.stop();

@@ -31,7 +31,10 @@ export async function setUpDatabase(label: string): Promise<{ database: TestData
 }
 
 export const recordApplied: EventHandler = async (event, trx) => {
-  await trx.insertInto("applied").values({ event_id: event.id, n: (event.data as { n: number }).n }).execute();
+  await trx
+    .insertInto("applied")
+    .values({ event_id: event.id, n: (event.data as { n: number }).n })
+    .execute();
 };
 
 export async function appliedCounts(db: Kysely<any>): Promise<{ total: number; distinct: number }> {

@@ -1,5 +1,3 @@
-import { jetstreamManager } from "@nats-io/jetstream";
-import type { NatsConnection } from "@nats-io/transport-node";
 import {
   connectTestNats,
   deleteTestStreams,
@@ -9,6 +7,8 @@ import {
   testNatsUrl,
   testTopology,
 } from "@humanpass/testing";
+import { jetstreamManager } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectNats, enqueue, ensureStreams, startConsumer, startOutboxRelay, streamName } from "../src";
@@ -62,13 +62,33 @@ describe("outbox relay and inbox consumer", () => {
     const proxy = await TcpProxy.forUrl(testNatsUrl()).start();
     const relayNats = await connectNats(proxy.url(testNatsUrl()), logger);
     proxy.cut();
-    const relay = startOutboxRelay({ db, nats: relayNats, schema: SCHEMA, logger, connectionString: database.url, publishTimeoutMs: 500, maxBackoffMs: 500 });
-    const consumer = await startConsumer({ db, nats: nc, topology, stream: "AGENT_AUTH", durable: "outage", handler: recordApplied, logger });
+    const relay = startOutboxRelay({
+      db,
+      nats: relayNats,
+      schema: SCHEMA,
+      logger,
+      connectionString: database.url,
+      publishTimeoutMs: 500,
+      maxBackoffMs: 500,
+    });
+    const consumer = await startConsumer({
+      db,
+      nats: nc,
+      topology,
+      stream: "AGENT_AUTH",
+      durable: "outage",
+      handler: recordApplied,
+      logger,
+    });
     try {
       await enqueueMany(1_000);
       await eventually(() => relay.stats.failures > 0, 10_000);
       expect(relay.stats.published).toBe(0);
-      const pending = await db.selectFrom("outbox").select(db.fn.countAll().as("n")).where("published_at", "is", null).executeTakeFirstOrThrow();
+      const pending = await db
+        .selectFrom("outbox")
+        .select(db.fn.countAll().as("n"))
+        .where("published_at", "is", null)
+        .executeTakeFirstOrThrow();
       expect(Number(pending.n)).toBe(1_000);
 
       proxy.restore();
@@ -88,11 +108,17 @@ describe("outbox relay and inbox consumer", () => {
   it("publishes every event exactly once with two relays on one outbox", async () => {
     await db.deleteFrom("outbox").execute();
     const before = (await streamMessageIds()).length;
-    const relays = [1, 2].map(() => startOutboxRelay({ db, nats: nc, schema: SCHEMA, logger, batchSize: 50, pollIntervalMs: 20 }));
+    const relays = [1, 2].map(() =>
+      startOutboxRelay({ db, nats: nc, schema: SCHEMA, logger, batchSize: 50, pollIntervalMs: 20 }),
+    );
     try {
       await enqueueMany(2_000, 10_000);
       await eventually(async () => {
-        const left = await db.selectFrom("outbox").select(db.fn.countAll().as("n")).where("published_at", "is", null).executeTakeFirstOrThrow();
+        const left = await db
+          .selectFrom("outbox")
+          .select(db.fn.countAll().as("n"))
+          .where("published_at", "is", null)
+          .executeTakeFirstOrThrow();
         return Number(left.n) === 0;
       }, 30_000);
     } finally {

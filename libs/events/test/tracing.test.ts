@@ -1,5 +1,11 @@
 import { startTelemetry } from "@humanpass/telemetry";
-import { connectTestNats, deleteTestStreams, eventually, type TestDatabase, testTopology } from "@humanpass/testing";
+import {
+  connectTestNats,
+  deleteTestStreams,
+  eventually,
+  type TestDatabase,
+  testTopology,
+} from "@humanpass/testing";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { trace } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
@@ -33,7 +39,7 @@ function ancestors(span: ReadableSpan, all: ReadableSpan[]): string[] {
   const chain: string[] = [];
   let current: ReadableSpan | undefined = span;
   while (current) {
-    const parentId = current.parentSpanContext?.spanId;
+    const parentId: string | undefined = current.parentSpanContext?.spanId;
     current = all.find((s) => s.spanContext().spanId === parentId);
     if (current) chain.push(current.name);
   }
@@ -42,19 +48,32 @@ function ancestors(span: ReadableSpan, all: ReadableSpan[]): string[] {
 
 it("continues the producer's trace in the consumer across the outbox hop", async () => {
   const relay = startOutboxRelay({ db, nats: nc, schema: SCHEMA, logger, connectionString: database.url });
-  const consumer = await startConsumer({ db, nats: nc, topology, stream: "AGENT_AUTH", durable: "traced", handler: recordApplied, logger });
+  const consumer = await startConsumer({
+    db,
+    nats: nc,
+    topology,
+    stream: "AGENT_AUTH",
+    durable: "traced",
+    handler: recordApplied,
+    logger,
+  });
   try {
     const producerTraceId = await trace.getTracer("test").startActiveSpan("claim request", async (span) => {
       await db.transaction().execute((trx) => enqueue(trx, topology, SCHEMA, testEvent(1)));
       span.end();
       return span.spanContext().traceId;
     });
-    const processSpan = await eventually(() =>
-      exporter.getFinishedSpans().find((s) => s.name === `process ${topology.prefix}.agent_auth.human_not_registered`),
+    const processSpan: ReadableSpan = await eventually(() =>
+      exporter
+        .getFinishedSpans()
+        .find((s) => s.name === `process ${topology.prefix}.agent_auth.human_not_registered`),
     );
     const spans = exporter.getFinishedSpans();
     expect(processSpan.spanContext().traceId).toBe(producerTraceId);
-    expect(ancestors(processSpan, spans)).toEqual([`publish ${topology.prefix}.agent_auth.human_not_registered`, "claim request"]);
+    expect(ancestors(processSpan, spans)).toEqual([
+      `publish ${topology.prefix}.agent_auth.human_not_registered`,
+      "claim request",
+    ]);
   } finally {
     await consumer.stop();
     await relay.stop();

@@ -47,7 +47,9 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     bodyLimit: options.bodyLimit ?? 1_048_576,
     trustProxy: options.trustProxy ?? false,
     disableRequestLogging: false,
-    ajv: { customOptions: { coerceTypes: "array", removeAdditional: false, useDefaults: true, allErrors: false } },
+    ajv: {
+      customOptions: { coerceTypes: "array", removeAdditional: false, useDefaults: true, allErrors: false },
+    },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as HttpApp;
 
   app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
@@ -61,7 +63,10 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
       return;
     }
     if (status >= 400 && status < 500) {
-      const code = (error as { error?: string }).error && status === 429 ? "rate_limited" : (CODES[status] ?? "invalid_request");
+      const code =
+        (error as { error?: string }).error && status === 429
+          ? "rate_limited"
+          : (CODES[status] ?? "invalid_request");
       reply.code(status).send({ error: code, message: error.message });
       return;
     }
@@ -71,13 +76,22 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send({ error: "not_found", message: `Route ${request.method} ${request.url.split("?")[0]} not found` });
+    reply
+      .code(404)
+      .send({
+        error: "not_found",
+        message: `Route ${request.method} ${request.url.split("?")[0]} not found`,
+      });
   });
 
   if (options.openapi) {
     await app.register(swagger, {
       openapi: {
-        info: { title: options.openapi.title, version: options.openapi.version ?? "1.0.0", description: options.openapi.description },
+        info: {
+          title: options.openapi.title,
+          version: options.openapi.version ?? "1.0.0",
+          description: options.openapi.description,
+        },
       },
     });
     await app.register(swaggerUi, { routePrefix: "/docs" });

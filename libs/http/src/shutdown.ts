@@ -4,7 +4,11 @@ import type { Logger } from "pino";
  * On SIGTERM or SIGINT: stop taking requests and drain them (closers[0] is usually `app.close`), then stop
  * consumers and relays, then close pools, each in order; exits non-zero when a step fails or hangs.
  */
-export function installGracefulShutdown(logger: Logger, closers: Array<[string, () => Promise<unknown>]>, timeoutMs = 15_000): void {
+export function installGracefulShutdown(
+  logger: Logger,
+  closers: Array<[string, () => Promise<unknown>]>,
+  timeoutMs = 15_000,
+): void {
   let shuttingDown = false;
   const shutdown = async (signal: string) => {
     if (shuttingDown) return;

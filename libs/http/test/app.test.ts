@@ -1,6 +1,13 @@
 import { createDb, pingDb } from "@humanpass/db";
 import { connectNats, pingNats } from "@humanpass/events";
-import { createTestDatabase, eventually, TcpProxy, type TestDatabase, testDatabaseUrl, testNatsUrl } from "@humanpass/testing";
+import {
+  createTestDatabase,
+  eventually,
+  TcpProxy,
+  type TestDatabase,
+  testDatabaseUrl,
+  testNatsUrl,
+} from "@humanpass/testing";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { Type } from "@sinclair/typebox";
 import type { Kysely } from "kysely";
@@ -86,7 +93,12 @@ describe("HTTP base", () => {
     const res = await app.inject({ method: "POST", url: "/items", payload: { name: "", count: "many" } });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: "invalid_request", message: expect.stringContaining("body") });
-    const notJson = await app.inject({ method: "POST", url: "/items", payload: "{oops", headers: { "content-type": "application/json" } });
+    const notJson = await app.inject({
+      method: "POST",
+      url: "/items",
+      payload: "{oops",
+      headers: { "content-type": "application/json" },
+    });
     expect(notJson.statusCode).toBe(400);
     expect(notJson.json().error).toBe("invalid_request");
   });
@@ -112,14 +124,16 @@ describe("HTTP base", () => {
 
   it("limits the rate per client with 429 and Retry-After, exempting health and listed routes", async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 7; i++) statuses.push((await app.inject({ url: "/limited", remoteAddress: "10.9.9.9" })).statusCode);
+    for (let i = 0; i < 7; i++)
+      statuses.push((await app.inject({ url: "/limited", remoteAddress: "10.9.9.9" })).statusCode);
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
     const limited = await app.inject({ url: "/limited", remoteAddress: "10.9.9.9" });
     expect(limited.statusCode).toBe(429);
     expect(limited.headers["retry-after"]).toBeDefined();
     expect(limited.json().error).toBe("rate_limited");
     expect((await app.inject({ url: "/limited", remoteAddress: "10.9.9.8" })).statusCode).toBe(200);
-    for (let i = 0; i < 10; i++) expect((await app.inject({ url: "/open", remoteAddress: "10.9.9.9" })).statusCode).toBe(200);
+    for (let i = 0; i < 10; i++)
+      expect((await app.inject({ url: "/open", remoteAddress: "10.9.9.9" })).statusCode).toBe(200);
     expect((await app.inject({ url: "/healthz", remoteAddress: "10.9.9.9" })).statusCode).toBe(200);
   });
 

@@ -1,4 +1,12 @@
-import { Blockchain, buildDIDType, DID, DidMethod, genesisFromEthAddress, Id, NetworkId } from "@iden3/js-iden3-core";
+import {
+  Blockchain,
+  buildDIDType,
+  DID,
+  DidMethod,
+  genesisFromEthAddress,
+  Id,
+  NetworkId,
+} from "@iden3/js-iden3-core";
 import { getAddress, hexToBytes, isAddress, toHex } from "viem";
 
 /** Billions networks by EVM chain id; DIDs carry the network label, not the chain id. */
@@ -16,7 +24,11 @@ export function networkForChainId(chainId: number): BillionsNetwork {
 }
 
 function didType(network: BillionsNetwork): Uint8Array {
-  return buildDIDType(DidMethod.Iden3, Blockchain.Billions, network === "main" ? NetworkId.Main : NetworkId.Test);
+  return buildDIDType(
+    DidMethod.Iden3,
+    Blockchain.Billions,
+    network === "main" ? NetworkId.Main : NetworkId.Test,
+  );
 }
 
 function idFromAddress(address: string, network: BillionsNetwork): Id {

@@ -1,5 +1,12 @@
 import { CommonEnv, loadConfig } from "@humanpass/config";
-import { createDb, ensureDatabase, type Kysely, type Migration, migrateToLatest, pingDb } from "@humanpass/db";
+import {
+  createDb,
+  ensureDatabase,
+  type Kysely,
+  type Migration,
+  migrateToLatest,
+  pingDb,
+} from "@humanpass/db";
 import {
   connectNats,
   ensureStreams,
@@ -70,26 +77,46 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
     process.stderr.write(`${definition.name}: ${(e as Error).message}\n`);
     process.exit(78);
   }
-  const telemetry = startTelemetry({ serviceName: definition.name, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+  const telemetry = startTelemetry({
+    serviceName: definition.name,
+    otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+  });
   const logger = createLogger({ name: definition.name, level: config.LOG_LEVEL, pretty: config.LOG_PRETTY });
   try {
     await ensureDatabase(config.DATABASE_URL);
-    const db = createDb<any>({ connectionString: config.DATABASE_URL, schema: definition.schema, max: config.DB_POOL_MAX, applicationName: definition.name });
-    const applied = await migrateToLatest(db, { schema: definition.schema, migrations: definition.migrations });
+    const db = createDb<any>({
+      connectionString: config.DATABASE_URL,
+      schema: definition.schema,
+      max: config.DB_POOL_MAX,
+      applicationName: definition.name,
+    });
+    const applied = await migrateToLatest(db, {
+      schema: definition.schema,
+      migrations: definition.migrations,
+    });
     if (applied.length > 0) logger.info({ migrations: applied }, "migrations applied");
     const nats = await connectNats(config.NATS_URL, logger, definition.name);
     const topology: Topology = { prefix: config.EVENTS_PREFIX };
     await ensureStreams(await jetstreamManager(nats), topology, definition.streams);
     let relay: OutboxRelay | undefined;
     if (definition.publishes) {
-      relay = startOutboxRelay({ db, nats, schema: definition.schema, logger, connectionString: config.DATABASE_URL });
+      relay = startOutboxRelay({
+        db,
+        nats,
+        schema: definition.schema,
+        logger,
+        connectionString: config.DATABASE_URL,
+      });
     }
     const readiness = { postgres: () => pingDb(db), nats: () => pingNats(nats) };
     const started = await definition.start({ config, logger, db, nats, topology, readiness });
     await started.app.listen({ port: started.port, host: started.host ?? "0.0.0.0" });
     installGracefulShutdown(logger, [
       ["http", () => started.app.close()],
-      ...(started.consumers ?? []).map((c, i): [string, () => Promise<unknown>] => [`consumer ${i}`, () => c.stop()]),
+      ...(started.consumers ?? []).map((c, i): [string, () => Promise<unknown>] => [
+        `consumer ${i}`,
+        () => c.stop(),
+      ]),
       ...(started.stop ?? []),
       ["outbox relay", async () => relay?.stop()],
       ["nats", () => nats.drain()],

@@ -21,12 +21,18 @@ export function createLogger(config: LoggerConfig): Logger {
       const { traceId, spanId } = span.spanContext();
       return { trace_id: traceId, span_id: spanId };
     },
-    redact: { paths: ["req.headers.authorization", "req.headers.cookie", "*.privateKey", "*.secret"], remove: true },
+    redact: {
+      paths: ["req.headers.authorization", "req.headers.cookie", "*.privateKey", "*.secret"],
+      remove: true,
+    },
   };
   if (config.pretty) {
     return pino({
       ...options,
-      transport: { target: "pino-pretty", options: { colorize: true, translateTime: "HH:MM:ss.l", ignore: "pid,hostname" } },
+      transport: {
+        target: "pino-pretty",
+        options: { colorize: true, translateTime: "HH:MM:ss.l", ignore: "pid,hostname" },
+      },
     });
   }
   return pino(options);

@@ -6,7 +6,12 @@ import { PinoInstrumentation } from "@opentelemetry/instrumentation-pino";
 import { UndiciInstrumentation } from "@opentelemetry/instrumentation-undici";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { NodeSDK } from "@opentelemetry/sdk-node";
-import { BatchSpanProcessor, type SpanExporter, type SpanProcessor, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import {
+  BatchSpanProcessor,
+  SimpleSpanProcessor,
+  type SpanExporter,
+  type SpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
 
 export interface TelemetryOptions {
   serviceName: string;
@@ -29,7 +34,11 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
   if (options.spanExporter) spanProcessors.push(new SimpleSpanProcessor(options.spanExporter));
   if (options.otlpEndpoint) {
     const url = options.otlpEndpoint.replace(/\/$/, "");
-    spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter({ url: url.endsWith("/v1/traces") ? url : `${url}/v1/traces` })));
+    spanProcessors.push(
+      new BatchSpanProcessor(
+        new OTLPTraceExporter({ url: url.endsWith("/v1/traces") ? url : `${url}/v1/traces` }),
+      ),
+    );
   }
   const sdk = new NodeSDK({
     resource: resourceFromAttributes({ "service.name": options.serviceName }),

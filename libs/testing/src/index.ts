@@ -90,18 +90,24 @@ export function freePort(): Promise<number> {
 }
 
 /** Polls until `check` returns a truthy value or the timeout passes; returns that value. */
-export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 15_000, intervalMs = 50): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T> | T,
+  timeoutMs = 15_000,
+  intervalMs = 50,
+): Promise<Exclude<T, undefined | null | false | 0 | "">> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
     try {
       const value = await check();
-      if (value) return value;
+      if (value) return value as Exclude<T, undefined | null | false | 0 | "">;
     } catch (e) {
       lastError = e;
     }
     if (Date.now() > deadline) {
-      throw new Error(`condition not met within ${timeoutMs} ms${lastError ? `: ${(lastError as Error).message}` : ""}`);
+      throw new Error(
+        `condition not met within ${timeoutMs} ms${lastError ? `: ${(lastError as Error).message}` : ""}`,
+      );
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }

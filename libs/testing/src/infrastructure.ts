@@ -32,7 +32,11 @@ function dockerAvailable(): boolean {
  * Postgres and NATS for tests: the URLs from the environment, else the local defaults when they answer,
  * else containers when a Docker engine runs. Never a mock.
  */
-export async function resolveInfrastructure(): Promise<{ databaseUrl: string; natsUrl: string; stop?: () => Promise<void> }> {
+export async function resolveInfrastructure(): Promise<{
+  databaseUrl: string;
+  natsUrl: string;
+  stop?: () => Promise<void>;
+}> {
   let databaseUrl = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
   let natsUrl = process.env.NATS_URL ?? DEFAULT_NATS_URL;
   const stops: (() => Promise<void>)[] = [];
@@ -50,7 +54,10 @@ export async function resolveInfrastructure(): Promise<{ databaseUrl: string; na
       stops.push(async () => void (await c.stop()));
     }
     if (!natsUp) {
-      const c = await new GenericContainer("nats:2.10-alpine").withCommand(["-js"]).withExposedPorts(4222).start();
+      const c = await new GenericContainer("nats:2.10-alpine")
+        .withCommand(["-js"])
+        .withExposedPorts(4222)
+        .start();
       natsUrl = `nats://${c.getHost()}:${c.getMappedPort(4222)}`;
       stops.push(async () => void (await c.stop()));
     }
