@@ -3,7 +3,12 @@ import type {
   AuthorizationResponseMessage,
 } from "@iden3/js-iden3-auth/node_modules/@0xpolygonid/js-sdk";
 import type { DocumentLoader } from "./document-loader";
-import { MclGroth16Prover, MemoizedCircuitStorage, useMclForJwzAuth } from "./groth16-iden3";
+import {
+  MclGroth16Prover,
+  MemoizedCircuitStorage,
+  useLibraryForJwzAuth,
+  useMclForJwzAuth,
+} from "./groth16-iden3";
 import { iden3Auth, jsIden3Core, jsSdk, libraryCircuitsDir } from "./iden3-modules";
 import { memoizePoseidon } from "./poseidon-memo";
 
@@ -90,9 +95,12 @@ export function selectNullifierProof(
 export async function createTokenVerifier(options: TokenVerifierOptions): Promise<TokenVerifier> {
   const storage = new MemoizedCircuitStorage(new jsSdk.FSCircuitStorage({ dirname: libraryCircuitsDir }));
   const fast = (options.engine ?? "fast") === "fast";
+  // The JWZ proving-method registry is per thread: the latest verifier built decides for all in this thread.
   if (fast) {
     await useMclForJwzAuth();
     memoizePoseidon();
+  } else {
+    await useLibraryForJwzAuth();
   }
   const suite = {
     documentLoader: options.documentLoader,

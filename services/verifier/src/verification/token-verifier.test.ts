@@ -1,0 +1,138 @@
+import { describe, expect, it } from "vitest";
+import {
+  ANY_PROOF_AGE_MS,
+  beta1,
+  FIXTURE_CONTEXTS_DIR,
+  latestStateResolvers,
+  stable,
+  tokenWithOneByteChanged,
+} from "../../test/support/fixtures";
+import { createDocumentLoader } from "./document-loader";
+import {
+  ATOMIC_QUERY_V3_CIRCUIT_IDS,
+  type AuthorizationRequest,
+  createTokenVerifier,
+} from "./token-verifier";
+
+const documentLoader = createDocumentLoader({ localDirs: [FIXTURE_CONTEXTS_DIR] });
+const stateResolvers = latestStateResolvers(stable.network, beta1.network);
+const verifierReady = createTokenVerifier({
+  stateResolvers,
+  documentLoader,
+  proofMaxAgeMs: ANY_PROOF_AGE_MS,
+});
+
+function withV3Scope(request: AuthorizationRequest, change: (entry: any) => void): AuthorizationRequest {
+  const copy = structuredClone(request);
+  for (const entry of copy.body.scope)
+    if (ATOMIC_QUERY_V3_CIRCUIT_IDS.includes(entry.circuitId)) change(entry);
+  return copy;
+}
+
+describe("token verification (real fullVerify, offline)", () => {
+  it("groups the V3 family by the library's circuit sub-versions", () => {
+    expect([...ATOMIC_QUERY_V3_CIRCUIT_IDS].sort()).toEqual(
+      [
+        "credentialAtomicQueryV3",
+        "credentialAtomicQueryV3-16-16-64",
+        "credentialAtomicQueryV3-beta.1",
+      ].sort(),
+    );
+  });
+
+  it("verifies the stable V3 token and reads the nullifier from public signal 4, not the user id", async () => {
+    const verifier = await verifierReady;
+    const outcome = await verifier.verify(stable.token, stable.request, stable.sessionId);
+    expect(outcome.kind).toBe("verified");
+    if (outcome.kind !== "verified") return;
+    expect(outcome.proof).toEqual({
+      nullifier: stable.nullifier,
+      nullifierSessionId: stable.nullifierSessionId,
+      userDid: stable.userDid,
+      userId: "21575127216236248869702276246037557119007466180301957762196593786733007617",
+    });
+    expect(outcome.response.from).toBe(stable.userDid);
+    expect(outcome.response.body.scope.map((s) => s.id)).toEqual([2, 3]);
+  });
+
+  it("verifies the beta.1 V3 token of the same family", async () => {
+    const verifier = await verifierReady;
+    const outcome = await verifier.verify(beta1.token, beta1.request, beta1.sessionId);
+    expect(outcome.kind === "verified" && outcome.proof.nullifier).toBe(beta1.nullifier);
+  });
+
+  it("leaves the caller's request untouched", async () => {
+    const verifier = await verifierReady;
+    const request = structuredClone(stable.request);
+    await verifier.verify(stable.token, request, stable.sessionId);
+    expect(request).toEqual(stable.request);
+  });
+
+  it("finds no nullifier proof when no V3 entry answers the session id", async () => {
+    const verifier = await verifierReady;
+    const outcome = await verifier.verify(stable.token, stable.request, 4n);
+    expect(outcome.kind).toBe("no_nullifier_proof");
+  });
+
+  it("rejects a token with one byte changed", async () => {
+    const verifier = await verifierReady;
+    await expect(
+      verifier.verify(tokenWithOneByteChanged(stable.token), stable.request, stable.sessionId),
+    ).rejects.toThrow();
+  });
+
+  it("rejects a request with another nullifierSessionId", async () => {
+    const verifier = await verifierReady;
+    const request = withV3Scope(stable.request, (entry) => (entry.params = { nullifierSessionId: "12346" }));
+    await expect(verifier.verify(stable.token, request, stable.sessionId)).rejects.toThrow(/nullification/);
+  });
+
+  it("rejects an issuer outside allowedIssuers", async () => {
+    const verifier = await verifierReady;
+    const request = structuredClone(stable.request);
+    for (const entry of request.body.scope) entry.query.allowedIssuers = [stable.userDid];
+    await expect(verifier.verify(stable.token, request, stable.sessionId)).rejects.toThrow(
+      /issuer is not in allowed list/,
+    );
+  });
+
+  it("rejects a request whose V3 scope id the token does not answer", async () => {
+    const verifier = await verifierReady;
+    const request = withV3Scope(stable.request, (entry) => (entry.id = 9));
+    await expect(verifier.verify(stable.token, request, 9n)).rejects.toThrow(
+      /proof is not given for requestId 9/,
+    );
+  });
+
+  it("rejects proofs older than the accepted age", async () => {
+    const strict = await createTokenVerifier({ stateResolvers, documentLoader, proofMaxAgeMs: 60_000 });
+    await expect(strict.verify(stable.token, stable.request, stable.sessionId)).rejects.toThrow(/outdated/);
+  });
+
+  it("fails state resolution for a network without a resolver", async () => {
+    const noAmoy = await createTokenVerifier({
+      stateResolvers: latestStateResolvers("billions:main"),
+      documentLoader,
+      proofMaxAgeMs: ANY_PROOF_AGE_MS,
+    });
+    await expect(noAmoy.verify(stable.token, stable.request, stable.sessionId)).rejects.toThrow();
+  });
+
+  it("gives the same outcome as the libraries' own Groth16 and Poseidon paths", async () => {
+    const fast = await (await verifierReady).verify(stable.token, stable.request, stable.sessionId);
+    const library = await createTokenVerifier({
+      stateResolvers,
+      documentLoader,
+      proofMaxAgeMs: ANY_PROOF_AGE_MS,
+      engine: "library",
+    });
+    try {
+      expect(await library.verify(stable.token, stable.request, stable.sessionId)).toEqual(fast);
+      await expect(
+        library.verify(tokenWithOneByteChanged(stable.token), stable.request, stable.sessionId),
+      ).rejects.toThrow();
+    } finally {
+      await createTokenVerifier({ stateResolvers, documentLoader, engine: "fast" });
+    }
+  });
+});
