@@ -1,0 +1,47 @@
+import { CommonEnv, loadConfig } from "@humanpass/config";
+import { createDb } from "@humanpass/db";
+import { connectNats, ensureStreams, jetstreamManager } from "@humanpass/events";
+import { createLogger } from "@humanpass/telemetry";
+import { Type } from "@sinclair/typebox";
+import { AttestationsApiEnv, SCHEMA, SERVICE_NAME } from "./config";
+import { migrateReadModel } from "./db/migrate";
+import { rebuildReadModel } from "./reindex/rebuild";
+
+/** `npm run -w @humanpass/attestations-api reindex`: drops the read model and replays the JetStream streams. */
+const config = (() => {
+  try {
+    return loadConfig(Type.Object({ ...CommonEnv, ...AttestationsApiEnv.properties }));
+  } catch (e) {
+    process.stderr.write(`reindex: ${(e as Error).message}\n`);
+    process.exit(78);
+  }
+})();
+const logger = createLogger({ name: `${SERVICE_NAME}-reindex`, level: config.LOG_LEVEL });
+const db = createDb<any>({
+  connectionString: config.DATABASE_URL,
+  schema: SCHEMA,
+  max: 4,
+  applicationName: `${SERVICE_NAME}-reindex`,
+});
+const nats = await connectNats(config.NATS_URL, logger, `${SERVICE_NAME}-reindex`);
+let code = 0;
+try {
+  await migrateReadModel(db, config.DATABASE_URL);
+  const topology = { prefix: config.EVENTS_PREFIX };
+  await ensureStreams(await jetstreamManager(nats), topology, ["CHAIN", "VERIFIER"]);
+  const result = await rebuildReadModel({
+    db,
+    nats,
+    topology,
+    logger,
+    durables: { chain: config.CHAIN_DURABLE, verifier: config.VERIFIER_DURABLE },
+  });
+  if (result.terminated > 0) code = 2;
+} catch (e) {
+  logger.error({ err: e }, "reindex failed");
+  code = 1;
+} finally {
+  await nats.drain().catch(() => {});
+  await db.destroy();
+}
+process.exit(code);

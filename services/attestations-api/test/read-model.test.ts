@@ -1,0 +1,171 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { REPO_ROOT } from "@humanpass/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rebuildReadModel } from "../src/reindex/rebuild";
+import {
+  attestationRecorded,
+  attestationRevoked,
+  blocksReverted,
+  CHAIN_ID,
+  getJson,
+  type Harness,
+  logger,
+  nextPosition,
+  party,
+  schemaRegistered,
+  startHarness,
+  uniquenessVerified,
+} from "./harness";
+
+let h: Harness;
+const api = (p: string) => `/api/v1${p}`;
+const listed = async (query = "") => (await getJson(h.app, api(`/attestations?page_size=100&${query}`))).body;
+const single = async (id: string) => await getJson(h.app, api(`/attestations/${id}`));
+
+beforeAll(async () => {
+  h = await startHarness("att_read_model");
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe("consumers of chain and verifier events", () => {
+  it("applies an event delivered twice (different message ids, same event id) once", async () => {
+    const s = schemaRegistered();
+    await h.publish("CHAIN", "schema_registered", s);
+    const a = attestationRecorded(s.schemaId, party(), party());
+    const id = await h.publish("CHAIN", "attestation_recorded", a);
+    await h.publish("CHAIN", "attestation_recorded", a, { id });
+    expect((await listed(`schemaId=${s.schemaId}`)).totalItems).toBe(1);
+  });
+
+  it("a revocation seen before its attestation still leaves it revoked", async () => {
+    const s = schemaRegistered();
+    await h.publish("CHAIN", "schema_registered", s);
+    const to = party();
+    const a = attestationRecorded(s.schemaId, party(), to);
+    await h.publish(
+      "CHAIN",
+      "attestation_revoked",
+      attestationRevoked(a.attestationId, to, { revocationTime: 1_777_000_000 }),
+    );
+    await h.publish("CHAIN", "attestation_recorded", a);
+    expect((await listed(`schemaId=${s.schemaId}`)).totalItems).toBe(0);
+    expect((await single(a.attestationId)).body).toMatchObject({
+      revoked: true,
+      revocationTime: 1_777_000_000,
+    });
+  });
+
+  it("blocks_reverted drops records and revocations from its block on, of its chain only; re-indexed ones come back", async () => {
+    const s = schemaRegistered();
+    await h.publish("CHAIN", "schema_registered", s);
+    const to = party();
+    const kept = attestationRecorded(s.schemaId, party(), to);
+    const revokedEarly = attestationRecorded(s.schemaId, party(), party());
+    await h.publish("CHAIN", "attestation_recorded", kept);
+    await h.publish("CHAIN", "attestation_recorded", revokedEarly);
+    const forkBlock = nextPosition().blockNumber + 1;
+    const orphan = attestationRecorded(s.schemaId, party(), to);
+    const orphanSchema = schemaRegistered({ name: "Orphan" });
+    const orphanRevocation = attestationRevoked(kept.attestationId, to);
+    const survivingRevocation = attestationRevoked(revokedEarly.attestationId, party());
+    // A revocation recorded before the fork stays; one recorded in an orphaned block is undone.
+    await h.publish("CHAIN", "attestation_revoked", { ...survivingRevocation, blockNumber: forkBlock - 1 });
+    for (const [type, data] of [
+      ["attestation_recorded", orphan],
+      ["schema_registered", orphanSchema],
+      ["attestation_revoked", orphanRevocation],
+    ] as const) {
+      expect(data.blockNumber).toBeGreaterThanOrEqual(forkBlock);
+      await h.publish("CHAIN", type, data);
+    }
+    const otherChain = attestationRecorded(s.schemaId, party(), to, {
+      chainId: 6913,
+      blockNumber: forkBlock + 50,
+    });
+    await h.publish("CHAIN", "attestation_recorded", otherChain);
+    expect((await listed(`schemaId=${s.schemaId}`)).totalItems).toBe(2); // orphan + other chain; both others revoked
+
+    await h.publish("CHAIN", "blocks_reverted", blocksReverted(forkBlock, { chainId: CHAIN_ID }));
+    expect(ids(await listed(`schemaId=${s.schemaId}`))).toEqual([
+      kept.attestationId,
+      otherChain.attestationId,
+    ]);
+    expect((await single(orphan.attestationId)).status).toBe(404);
+    expect((await single(kept.attestationId)).body).toMatchObject({ revoked: false, revocationTime: 0 });
+    expect((await single(revokedEarly.attestationId)).body).toMatchObject({ revoked: true });
+    expect((await getJson(h.app, api(`/schemas/${orphanSchema.schemaId}`))).status).toBe(404);
+
+    const reindexed = { ...orphan, ...nextPosition() };
+    await h.publish("CHAIN", "attestation_recorded", reindexed);
+    expect(ids(await listed(`schemaId=${s.schemaId}`)).sort()).toEqual(
+      [kept.attestationId, otherChain.attestationId, orphan.attestationId].sort(),
+    );
+  });
+
+  it("keeps the first nullifier seen for a user", async () => {
+    await h.publish("VERIFIER", "uniqueness_verified", uniquenessVerified("777", "111"));
+    await h.publish("VERIFIER", "uniqueness_verified", uniquenessVerified("777", "222"));
+    expect((await getJson(h.app, api("/nullifier?userId=777"))).body).toEqual({
+      userId: "777",
+      nullifier: "111",
+    });
+  });
+});
+
+function ids(body: { data: Array<{ id: string }> }) {
+  return body.data.map((d) => d.id);
+}
+
+const execFileAsync = promisify(execFile);
+
+describe("reindex", () => {
+  async function snapshot() {
+    return {
+      attestations: await listed(),
+      schemas: (await getJson(h.app, api("/schemas?page_size=100"))).body,
+      nullifier: (await getJson(h.app, api("/nullifier?userId=777"))).body,
+    };
+  }
+
+  it("rebuildReadModel empties the read model and replays both streams into the same answers", async () => {
+    const before = await snapshot();
+    expect(before.attestations.totalItems).toBeGreaterThan(0);
+    for (const c of h.consumers) await c.stop();
+    await h.db.deleteFrom("attestations").execute();
+    await h.db.updateTable("schemas").set({ name: "tampered" }).execute();
+    const result = await rebuildReadModel({
+      db: h.db,
+      nats: h.nats,
+      topology: h.topology,
+      logger,
+      pollMs: 50,
+    });
+    expect(result.terminated).toBe(0);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("the CLI (npm run reindex) does the same from the environment", async () => {
+    const before = await snapshot();
+    await h.db.deleteFrom("nullifiers").execute();
+    await h.db.deleteFrom("attestations").execute();
+    const { stdout } = await execFileAsync(
+      "npm",
+      ["run", "-s", "-w", "@humanpass/attestations-api", "reindex"],
+      {
+        cwd: REPO_ROOT,
+        env: {
+          ...process.env,
+          DATABASE_URL: h.database.url,
+          EVENTS_PREFIX: h.topology.prefix,
+          LOG_LEVEL: "info",
+        },
+        timeout: 120_000,
+      },
+    );
+    expect(stdout).toContain("read model rebuilt");
+    expect(await snapshot()).toEqual(before);
+  });
+});
