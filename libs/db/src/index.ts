@@ -47,7 +47,11 @@ export async function migrateToLatest(
   db: Kysely<any>,
   options: { schema: string; migrations: Record<string, Migration> },
 ): Promise<string[]> {
-  await sql`create schema if not exists ${sql.id(options.schema)}`.execute(db);
+  // "if not exists" still races between replicas starting together; the lock makes the check and create one step.
+  await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext(${`humanpass:schema:${options.schema}`}))`.execute(trx);
+    await sql`create schema if not exists ${sql.id(options.schema)}`.execute(trx);
+  });
   const migrator = new Migrator({
     db: db.withSchema(options.schema),
     migrationTableSchema: options.schema,
