@@ -84,23 +84,72 @@ function tampered(p: FixtureProof, change: (copy: FixtureProof) => void): Fixtur
 const plusOne = (value: string) => (BigInt(value) + 1n).toString();
 
 const tamperings: Array<[string, (p: FixtureProof) => void]> = [
-  ["a changed public signal", (p) => (p.pub_signals[1] = plusOne(p.pub_signals[1]))],
-  ["a public input equal to the field order", (p) => (p.pub_signals[0] = SCALAR_FIELD_ORDER.toString())],
+  [
+    "a changed public signal",
+    (p) => {
+      p.pub_signals[1] = plusOne(p.pub_signals[1]);
+    },
+  ],
+  [
+    "a public input equal to the field order",
+    (p) => {
+      p.pub_signals[0] = SCALAR_FIELD_ORDER.toString();
+    },
+  ],
   [
     "a public input shifted by the field order (same value mod r)",
-    (p) => (p.pub_signals[2] = (BigInt(p.pub_signals[2]) + SCALAR_FIELD_ORDER).toString()),
+    (p) => {
+      p.pub_signals[2] = (BigInt(p.pub_signals[2]) + SCALAR_FIELD_ORDER).toString();
+    },
   ],
-  ["pi_a off the curve", (p) => (p.proof.pi_a[1] = plusOne(p.proof.pi_a[1]))],
-  ["pi_b off the curve", (p) => (p.proof.pi_b[0][0] = plusOne(p.proof.pi_b[0][0]))],
-  ["pi_c off the curve", (p) => (p.proof.pi_c[0] = plusOne(p.proof.pi_c[0]))],
-  ["pi_a with a coordinate at the base field order", (p) => (p.proof.pi_a[0] = BASE_FIELD_ORDER.toString())],
-  ["pi_a and pi_c swapped", (p) => ([p.proof.pi_a, p.proof.pi_c] = [p.proof.pi_c, p.proof.pi_a])],
+  [
+    "pi_a off the curve",
+    (p) => {
+      p.proof.pi_a[1] = plusOne(p.proof.pi_a[1]);
+    },
+  ],
+  [
+    "pi_b off the curve",
+    (p) => {
+      p.proof.pi_b[0][0] = plusOne(p.proof.pi_b[0][0]);
+    },
+  ],
+  [
+    "pi_c off the curve",
+    (p) => {
+      p.proof.pi_c[0] = plusOne(p.proof.pi_c[0]);
+    },
+  ],
+  [
+    "pi_a with a coordinate at the base field order",
+    (p) => {
+      p.proof.pi_a[0] = BASE_FIELD_ORDER.toString();
+    },
+  ],
+  [
+    "pi_a and pi_c swapped",
+    (p) => {
+      [p.proof.pi_a, p.proof.pi_c] = [p.proof.pi_c, p.proof.pi_a];
+    },
+  ],
   [
     "pi_a negated (on the curve, wrong proof)",
-    (p) => (p.proof.pi_a[1] = (BASE_FIELD_ORDER - BigInt(p.proof.pi_a[1])).toString()),
+    (p) => {
+      p.proof.pi_a[1] = (BASE_FIELD_ORDER - BigInt(p.proof.pi_a[1])).toString();
+    },
   ],
-  ["one public signal missing", (p) => p.pub_signals.pop()],
-  ["a non-numeric public signal", (p) => (p.pub_signals[0] = "0x12")],
+  [
+    "one public signal missing",
+    (p) => {
+      p.pub_signals.pop();
+    },
+  ],
+  [
+    "a non-numeric public signal",
+    (p) => {
+      p.pub_signals[0] = "0x12";
+    },
+  ],
 ];
 
 describe("Groth16 verifier on mcl-wasm", () => {

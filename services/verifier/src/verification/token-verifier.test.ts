@@ -83,7 +83,9 @@ describe("token verification (real fullVerify, offline)", () => {
 
   it("rejects a request with another nullifierSessionId", async () => {
     const verifier = await verifierReady;
-    const request = withV3Scope(stable.request, (entry) => (entry.params = { nullifierSessionId: "12346" }));
+    const request = withV3Scope(stable.request, (entry) => {
+      entry.params = { nullifierSessionId: "12346" };
+    });
     await expect(verifier.verify(stable.token, request, stable.sessionId)).rejects.toThrow(/nullification/);
   });
 
@@ -98,7 +100,9 @@ describe("token verification (real fullVerify, offline)", () => {
 
   it("rejects a request whose V3 scope id the token does not answer", async () => {
     const verifier = await verifierReady;
-    const request = withV3Scope(stable.request, (entry) => (entry.id = 9));
+    const request = withV3Scope(stable.request, (entry) => {
+      entry.id = 9;
+    });
     await expect(verifier.verify(stable.token, request, 9n)).rejects.toThrow(
       /proof is not given for requestId 9/,
     );
