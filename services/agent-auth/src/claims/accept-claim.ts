@@ -31,7 +31,6 @@ export function createClaimRecorder(
     async accept({ path, agentDid, agentAddress, resolution }) {
       return db.transaction().execute(async (trx) => {
         const { humanId, humanDid, verifiedAt } = resolution;
-        await events.humanVerified(trx, { humanId, verifiedAt, humanDid, resource, agentDid });
         const inserted = await trx
           .insertInto("claims")
           .values({
@@ -47,9 +46,10 @@ export function createClaimRecorder(
           .onConflict((oc) => oc.column("human_id").where(sql<boolean>`exclusive`).doNothing())
           .returning("id")
           .executeTakeFirst();
-        if (!inserted) return "already_claimed";
-        await events.claimAccepted(trx, { path, agentDid, agentAddress, humanId, humanDid, resource });
-        return "accepted";
+        const verified = { humanId, verifiedAt, humanDid, resource, agentDid };
+        const accepted = inserted ? { path, agentDid, agentAddress, humanId, humanDid, resource } : undefined;
+        await events.verified(trx, verified, accepted);
+        return accepted ? "accepted" : "already_claimed";
       });
     },
 

@@ -4,6 +4,7 @@ import {
   enqueue,
   type HumanNotRegisteredData,
   type HumanVerifiedData,
+  type OutboxEvent,
   type Topology,
 } from "@humanpass/events";
 import { SCHEMA } from "../db/schema";
@@ -12,18 +13,27 @@ export const SOURCE = "agent-auth";
 
 /** Outbox writes of this service's events; each runs inside the caller's transaction. */
 export interface ClaimEvents {
-  humanVerified(trx: Transaction<any>, data: HumanVerifiedData): Promise<void>;
+  /** `human_verified`, then `claim_accepted` when the claim was recorded, in one outbox write. */
+  verified(trx: Transaction<any>, verified: HumanVerifiedData, accepted?: ClaimAcceptedData): Promise<void>;
   humanNotRegistered(trx: Transaction<any>, data: HumanNotRegisteredData): Promise<void>;
-  claimAccepted(trx: Transaction<any>, data: ClaimAcceptedData): Promise<void>;
 }
 
 export function claimEvents(topology: Topology): ClaimEvents {
-  const write = async (trx: Transaction<any>, type: string, subject: string, data: unknown) => {
-    await enqueue(trx, topology, SCHEMA, { stream: "AGENT_AUTH", source: SOURCE, type, subject, data });
-  };
+  const event = (type: string, subject: string, data: unknown): OutboxEvent => ({
+    stream: "AGENT_AUTH",
+    source: SOURCE,
+    type,
+    subject,
+    data,
+  });
   return {
-    humanVerified: (trx, data) => write(trx, "human_verified", data.agentDid ?? data.humanDid, data),
-    humanNotRegistered: (trx, data) => write(trx, "human_not_registered", data.did, data),
-    claimAccepted: (trx, data) => write(trx, "claim_accepted", data.agentDid, data),
+    async verified(trx, verified, accepted) {
+      const events = [event("human_verified", verified.agentDid ?? verified.humanDid, verified)];
+      if (accepted) events.push(event("claim_accepted", accepted.agentDid, accepted));
+      await enqueue(trx, topology, SCHEMA, events);
+    },
+    async humanNotRegistered(trx, data) {
+      await enqueue(trx, topology, SCHEMA, event("human_not_registered", data.did, data));
+    },
   };
 }

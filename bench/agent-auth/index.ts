@@ -1,0 +1,266 @@
+// agent-auth, direct path end to end: GET /api/v1/challenge → EIP-191 signature → POST /api/v1/claim, against the
+// real service (its main.ts, as a child process) and the real attestations API (also a child process), both on one
+// fresh Postgres database, with their streams on NATS. The API's read model is filled through its own consumers
+// (schema, ownership records, nullifiers as events), as in production.
+// Prints claims/s and the p50/p99 of one whole claim, with the lookup cache on (default) and off (every claim
+// reads the API: list + nullifier).
+//   BENCH_SECONDS (default 10) per phase, BENCH_CONCURRENCY (default 32), BENCH_AGENTS (default 64).
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import net from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { ensureDatabase } from "@humanpass/db";
+import {
+  connectNats,
+  createCloudEvent,
+  ensureStreams,
+  jetstreamManager,
+  type StreamName,
+  streamName,
+  subjectOf,
+} from "@humanpass/events";
+import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
+import { jetstream } from "@nats-io/jetstream";
+import pg from "pg";
+import pino from "pino";
+import { encodeAbiParameters, getAddress } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const AGENTS = Number(process.env.BENCH_AGENTS ?? 64);
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const logger = pino({ level: "warn" });
+
+const dbUrl = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
+dbUrl.pathname = `/bench_agent_auth_${randomBytes(4).toString("hex")}`;
+const databaseUrl = dbUrl.toString();
+const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+const prefix = `bench${randomBytes(4).toString("hex")}`;
+const topology = { prefix };
+
+const hex32 = () => `0x${randomBytes(32).toString("hex")}`;
+const position = (n: number) => ({
+  chainId: 45056,
+  blockNumber: n,
+  blockHash: hex32(),
+  logIndex: 0,
+  txHash: hex32(),
+});
+const REGISTRY = getAddress("0x5FbDB2315678afecb367f032d93F642f64180aa3");
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on("error", reject);
+  });
+}
+
+const children: ChildProcess[] = [];
+
+function startService(name: string, env: Record<string, string>): ChildProcess {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", path.join(ROOT, `services/${name}/src/main.ts`)],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        NATS_URL: natsUrl,
+        EVENTS_PREFIX: prefix,
+        LOG_LEVEL: "warn",
+        ...env,
+      },
+      stdio: ["ignore", "ignore", "inherit"],
+    },
+  );
+  children.push(child);
+  return child;
+}
+
+async function stopService(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+async function until<T>(
+  what: string,
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const ready = (url: string) => until(`${url}/readyz`, async () => (await fetch(`${url}/readyz`)).ok);
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+await ensureDatabase(databaseUrl);
+const nats = await connectNats(natsUrl, logger);
+await ensureStreams(await jetstreamManager(nats), topology, ["CHAIN", "VERIFIER", "AGENT_AUTH"]);
+const js = jetstream(nats);
+const publish = async (stream: StreamName, type: string, data: unknown) => {
+  const event = createCloudEvent({ source: "bench", type, data });
+  await js.publish(subjectOf(topology, stream, type), JSON.stringify(event), { msgID: event.id });
+};
+
+try {
+  // The attestations API, filled with AGENTS agents, each paired with its own human.
+  const apiPort = await freePort();
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  startService("attestations-api", { PORT: String(apiPort), HOST: "127.0.0.1", RATE_LIMIT_ENABLED: "false" });
+  await ready(apiUrl);
+
+  const schemaId = hex32();
+  const relay = privateKeyToAccount(generatePrivateKey()).address;
+  await publish("CHAIN", "schema_registered", {
+    schemaId,
+    name: "AgentOwnership",
+    schema: "bytes data",
+    resolver: "0x0000000000000000000000000000000000000000",
+    revocable: true,
+    registerer: relay,
+    registererIden3Id: iden3IdFromAddress(relay),
+    registry: REGISTRY,
+    blockTimestamp: 1_760_000_000,
+    ...position(1),
+  });
+  const agents = Array.from({ length: AGENTS }, () => privateKeyToAccount(generatePrivateKey()));
+  for (const [i, agent] of agents.entries()) {
+    const human = privateKeyToAccount(generatePrivateKey()).address;
+    await publish("VERIFIER", "uniqueness_verified", {
+      sessionId: i,
+      nullifier: BigInt(hex32()).toString(),
+      nullifierSessionId: "1",
+      userDid: didFromAddress(human),
+      userId: iden3IdFromAddress(human),
+      verifiedAt: new Date().toISOString(),
+    });
+    await publish("CHAIN", "attestation_recorded", {
+      attestationId: hex32(),
+      schemaId,
+      creationTime: 1_760_000_000 + i,
+      expirationTime: 0,
+      revocationTime: 0,
+      attesterDid: didFromAddress(human),
+      attesterIden3Id: iden3IdFromAddress(human),
+      attesterEthereumAddress: relay,
+      recipientDid: didFromAddress(agent.address),
+      recipientIden3Id: iden3IdFromAddress(agent.address),
+      recipientEthereumAddress: agent.address,
+      revocable: true,
+      refId: `0x${"0".repeat(64)}`,
+      data: encodeAbiParameters([{ type: "bytes" }], ["0x"]),
+      registry: REGISTRY,
+      ...position(2 + i),
+    });
+  }
+  await until("the API to list every pairing", async () => {
+    const res = await fetch(`${apiUrl}/api/v1/attestations?schemaId=${schemaId}&page_size=1`);
+    return res.ok && ((await res.json()) as { totalItems: number }).totalItems === AGENTS;
+  });
+
+  const results: string[] = [];
+  for (const cache of [true, false]) {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const service = startService("agent-auth", {
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      PUBLIC_URL: "https://agents.bench.example",
+      ATTESTATIONS_API_URL: `${apiUrl}/api/v1`,
+      OWNERSHIP_SCHEMA_ID: schemaId,
+      ATTESTATION_CACHE_TTL_MS: cache ? "30000" : "0",
+      RATE_LIMIT_MAX: "1000000000",
+      DB_POOL_MAX: "20",
+      INSTANCE_ID: `bench-${cache ? "cache" : "nocache"}`,
+    });
+    await ready(url);
+
+    const claim = async (n: number): Promise<number> => {
+      const agent = agents[n % agents.length]!;
+      const started = performance.now();
+      const { nonce, message } = (await (await fetch(`${url}/api/v1/challenge`)).json()) as {
+        nonce: string;
+        message: string;
+      };
+      const signature = await agent.signMessage({ message });
+      const res = await fetch(`${url}/api/v1/claim`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ nonce, signature }),
+      });
+      const body = (await res.json()) as { verified?: boolean; error?: string };
+      if (res.status !== 200 || !body.verified) throw new Error(`claim refused: ${res.status} ${body.error}`);
+      return performance.now() - started;
+    };
+
+    // Warm-up: every agent once (fills the cache when it is on), then the measured run.
+    for (let i = 0; i < agents.length; i += CONCURRENCY) {
+      await Promise.all(agents.slice(i, i + CONCURRENCY).map((_, j) => claim(i + j)));
+    }
+    const latencies: number[] = [];
+    let failures = 0;
+    let next = 0;
+    const started = performance.now();
+    const deadline = started + SECONDS * 1000;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (performance.now() < deadline) {
+          try {
+            latencies.push(await claim(next++));
+          } catch (e) {
+            failures++;
+            if (failures < 5) process.stderr.write(`${(e as Error).message}\n`);
+          }
+        }
+      }),
+    );
+    const elapsed = (performance.now() - started) / 1000;
+    latencies.sort((a, b) => a - b);
+    results.push(
+      `cache ${cache ? "on " : "off"}: ${(latencies.length / elapsed).toFixed(0)} claims/s, ` +
+        `p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms ` +
+        `(${latencies.length} claims in ${elapsed.toFixed(1)} s, concurrency ${CONCURRENCY}, ${failures} failed)`,
+    );
+    process.stdout.write(`${results.at(-1)}\n`);
+    await stopService(service);
+  }
+
+  const events = await (await jetstreamManager(nats)).streams.info(streamName(topology, "AGENT_AUTH"));
+  process.stdout.write(
+    `agent-auth direct path, end to end (challenge, sign, claim), ${AGENTS} paired agents:\n  ${results.join("\n  ")}\n` +
+      `  events published to ${streamName(topology, "AGENT_AUTH")}: ${events.state.messages}\n`,
+  );
+} finally {
+  for (const child of children) await stopService(child);
+  const jsm = await jetstreamManager(nats);
+  for await (const s of jsm.streams.list()) {
+    if (s.config.name.startsWith(`${prefix.toUpperCase()}_`)) await jsm.streams.delete(s.config.name);
+  }
+  await nats.close();
+  const admin = new pg.Client({ connectionString: new URL("/postgres", databaseUrl).toString() });
+  await admin.connect();
+  await admin.query(`drop database if exists "${dbUrl.pathname.slice(1)}" with (force)`);
+  await admin.end();
+}
