@@ -41,6 +41,8 @@ export type AttestationsApiStandIn = {
   requests: URL[];
   /** Answer every request with this status (e.g. 503) until set back to null. */
   failWith(status: number | null): void;
+  /** Answer every request 200 with this JSON body (e.g. a malformed one) until set back to undefined. */
+  answerWith(body: unknown): void;
   /** Wait this long before answering every request. */
   delay(ms: number): void;
   close(): Promise<void>;
@@ -148,6 +150,7 @@ function answerNullifier(url: URL, fixture: StandInFixture, res: ServerResponse)
 export async function startAttestationsApiStandIn(fixture: StandInFixture): Promise<AttestationsApiStandIn> {
   const requests: URL[] = [];
   let failure: number | null = null;
+  let fixedBody: unknown;
   let delayMs = 0;
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -155,6 +158,7 @@ export async function startAttestationsApiStandIn(fixture: StandInFixture): Prom
     requests.push(url);
     const answer = () => {
       if (failure !== null) send(res, failure, { message: "unavailable" });
+      else if (fixedBody !== undefined) send(res, 200, fixedBody);
       else if (req.method !== "GET") send(res, 405, { message: "method not allowed" });
       else if (url.pathname === "/api/v1/attestations") answerList(url, fixture, res);
       else if (url.pathname === "/api/v1/nullifier") answerNullifier(url, fixture, res);
@@ -176,6 +180,9 @@ export async function startAttestationsApiStandIn(fixture: StandInFixture): Prom
     requests,
     failWith(status) {
       failure = status;
+    },
+    answerWith(body) {
+      fixedBody = body;
     },
     delay(ms) {
       delayMs = ms;

@@ -107,7 +107,7 @@ export function createVerifyHumanProofHook(
       },
     );
     if (!result.allowed) return abort(result.reason);
-    const { did, chainId, resolution } = result as Extract<typeof result, { allowed: true }>;
+    const { did, chainId, resolution } = result;
 
     const extraSchemas = required.filter((schema) => schema !== verifier.ownershipSchema);
     if (extraSchemas.length) {

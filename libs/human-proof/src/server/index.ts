@@ -58,8 +58,10 @@ export type {
 export { createPoUVerifier } from "./verifier";
 export {
   agentDidFromAddress,
+  type HumanProofAllowed,
   type HumanProofRefusalReason,
   type HumanProofRequestContext,
   type HumanProofRequestResult,
+  parseHumanProofHeader,
   verifyHumanProofRequest,
 } from "./verify-request";

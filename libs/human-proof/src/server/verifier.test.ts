@@ -111,6 +111,18 @@ describe("createPoUVerifier", () => {
     expect(await verifier().lookupHuman(did, "x")).toMatchObject({ humanId: "111" });
   });
 
+  it("throws, never answers null, when the API answers 200 with a body it cannot read", async () => {
+    const did = didFromAddress(pairedAgent, "main");
+    try {
+      for (const body of [{ data: "none" }, { items: [] }, { data: [{ id: "0x01" }] }, null]) {
+        api.answerWith(body);
+        await expect(verifier().lookupHuman(did, "x")).rejects.toThrow(/attestations API/);
+      }
+    } finally {
+      api.answerWith(undefined);
+    }
+  });
+
   it("throws when the API is unreachable", async () => {
     const unreachable = createPoUVerifier({
       attestationsApiBaseUrl: "http://127.0.0.1:1/api/v1/attestations",

@@ -22,17 +22,18 @@ type OwnershipRecord = {
   toEthereumAddress: string;
 };
 
+const RECORD_STRINGS = ["id", "fromDid", "toDid", "fromEthereumAddress", "toEthereumAddress"] as const;
+
 function asOwnershipRecord(item: unknown): OwnershipRecord {
-  const record = item as Partial<OwnershipRecord> | null;
-  if (
-    !record ||
-    typeof record !== "object" ||
-    typeof record.creationTime !== "number" ||
-    typeof record.id !== "string"
-  ) {
-    throw new AttestationsApiError("attestations API sent an attestation without id or creationTime");
-  }
-  return record as OwnershipRecord;
+  const record = item as Record<string, unknown> | null;
+  const wellFormed =
+    !!record &&
+    typeof record === "object" &&
+    Number.isFinite(record.creationTime) &&
+    RECORD_STRINGS.every((field) => typeof record[field] === "string");
+  // A record we cannot read means "cannot tell", never "not registered".
+  if (!wellFormed) throw new AttestationsApiError("attestations API sent a malformed attestation");
+  return record as unknown as OwnershipRecord;
 }
 
 async function fetchNullifier(baseUrl: string, userId: string, timeoutMs: number): Promise<string | null> {

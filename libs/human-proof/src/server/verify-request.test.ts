@@ -2,7 +2,7 @@ import { didFromAddress } from "@humanpass/identity";
 import { describe, expect, it } from "vitest";
 import { account, RESOURCE, registry, resolutionFor, sign, tamper } from "../../test/proof-fixtures";
 import type { HumanProofEvent } from "./types";
-import { verifyHumanProofRequest } from "./verify-request";
+import { parseHumanProofHeader, verifyHumanProofRequest } from "./verify-request";
 
 const agent = account(1);
 const stranger = account(2);
@@ -121,5 +121,18 @@ describe("verifyHumanProofRequest", () => {
     await expect(
       verifyHumanProofRequest(down, { resource: RESOURCE, humanProofHeader: await sign(agent) }),
     ).rejects.toThrow(/503/);
+  });
+});
+
+describe("parseHumanProofHeader", () => {
+  it("reads the proof fields without verifying, and throws on text that is not a proof", async () => {
+    const proof = await sign(agent, { nonce: "n-1" });
+    expect(parseHumanProofHeader(proof)).toMatchObject({
+      nonce: "n-1",
+      address: agent.address,
+      type: "eip191",
+    });
+    expect(() => parseHumanProofHeader("{")).toThrow();
+    expect(() => parseHumanProofHeader(JSON.stringify({ nonce: "n-1" }))).toThrow(/address/);
   });
 });

@@ -1,5 +1,5 @@
 import { didFromAddress } from "@humanpass/identity";
-import { type Hex, isAddress, isHex, recoverMessageAddress } from "viem";
+import { type Hex, isAddress, recoverMessageAddress } from "viem";
 import { formatSIWEMessage } from "../shared/message";
 import type { HumanProofPayload } from "../shared/types";
 import type { HumanResolution, OnHumanProofEvent, PoUVerifier } from "./types";
@@ -26,8 +26,9 @@ export type HumanProofRequestContext = {
 };
 
 export type HumanProofRequestResult =
-  | { allowed: true; did: string; chainId: string; resolution: HumanResolution }
+  | HumanProofAllowed
   | { allowed: false; reason: HumanProofRefusalReason; did?: string };
+export type HumanProofAllowed = { allowed: true; did: string; chainId: string; resolution: HumanResolution };
 
 /** A check run once the signature is proven and before the registry is asked; returns a refusal reason or nothing. */
 export type ProofCheck<Reason extends string> = (
@@ -57,6 +58,17 @@ function isNonEmptyString(value: unknown): value is string {
 // A line break inside a field would let one signed text be split into different field values.
 function isSingleLine(value: unknown): boolean {
   return value === undefined || (typeof value === "string" && !/[\r\n]/.test(value));
+}
+
+/**
+ * The proof fields of a `HUMAN-PROOF` header, unverified (for reading the nonce before verification).
+ * Throws when the text is not JSON or lacks `address`, `signature`, `chainId` or `type`.
+ */
+export function parseHumanProofHeader(headerValue: string): HumanProofPayload {
+  const proof = parseProof(headerValue);
+  if (!proof)
+    throw new Error("not a human proof: JSON object with address, signature, chainId and type expected");
+  return proof;
 }
 
 function parseProof(text: string): HumanProofPayload | null {
@@ -108,20 +120,25 @@ function messageProblem(proof: HumanProofPayload, resource: string): HumanProofR
   return undefined;
 }
 
-async function recoverSigner(proof: HumanProofPayload): Promise<`0x${string}` | HumanProofRefusalReason> {
+type Recovery = { signer: `0x${string}` } | { refusal: HumanProofRefusalReason };
+
+async function recoverSigner(proof: HumanProofPayload): Promise<Recovery> {
   // ed25519 is a recognised type, but the agent DID is derived from an EVM address, so it cannot be honoured.
-  if (proof.type === "ed25519") return "invalid_signature";
-  if (proof.type !== "eip191") return "invalid_signature_type";
-  if (!SIGNATURE.test(proof.signature) || !isAddress(proof.address, { strict: false }))
-    return "invalid_signature";
+  if (proof.type === "ed25519") return { refusal: "invalid_signature" };
+  if (proof.type !== "eip191") return { refusal: "invalid_signature_type" };
+  if (!SIGNATURE.test(proof.signature) || !isAddress(proof.address, { strict: false })) {
+    return { refusal: "invalid_signature" };
+  }
   try {
-    const recovered = await recoverMessageAddress({
+    const signer = await recoverMessageAddress({
       message: formatSIWEMessage(proof),
       signature: proof.signature as Hex,
     });
-    return recovered.toLowerCase() === proof.address.toLowerCase() ? recovered : "invalid_signature";
+    return signer.toLowerCase() === proof.address.toLowerCase()
+      ? { signer }
+      : { refusal: "invalid_signature" };
   } catch {
-    return "invalid_signature";
+    return { refusal: "invalid_signature" };
   }
 }
 
@@ -135,19 +152,19 @@ export async function verifyProof<Reason extends string = never>(
   verifier: PoUVerifier,
   context: HumanProofRequestContext,
   extraCheck?: ProofCheck<Reason>,
-): Promise<HumanProofRequestResult | Refusal<Reason>> {
+): Promise<HumanProofAllowed | Refusal<Reason>> {
   const { resource, humanProofHeader, onEvent } = context;
   if (!humanProofHeader) return { allowed: false, reason: "missing_header" };
   const proof = parseProof(humanProofHeader);
   if (!proof) return { allowed: false, reason: "invalid_header" };
   const problem = messageProblem(proof, resource);
   if (problem) return { allowed: false, reason: problem };
-  const signer = await recoverSigner(proof);
-  if (!isHex(signer)) return { allowed: false, reason: signer };
-  const refusal = await extraCheck?.(proof, signer);
+  const recovery = await recoverSigner(proof);
+  if ("refusal" in recovery) return { allowed: false, reason: recovery.refusal };
+  const refusal = await extraCheck?.(proof, recovery.signer);
   if (refusal) return { allowed: false, reason: refusal };
 
-  const did = agentDidFromAddress(signer);
+  const did = agentDidFromAddress(recovery.signer);
   const resolution = await verifier.lookupHuman(did, proof.chainId);
   if (!resolution) {
     await onEvent?.({ type: "human_not_registered", resource, did });
@@ -167,5 +184,5 @@ export function verifyHumanProofRequest(
   verifier: PoUVerifier,
   context: HumanProofRequestContext,
 ): Promise<HumanProofRequestResult> {
-  return verifyProof(verifier, context) as Promise<HumanProofRequestResult>;
+  return verifyProof(verifier, context);
 }
