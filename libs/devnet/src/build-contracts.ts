@@ -1,0 +1,13 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { compileContracts, renderAbiModule, renderArtifact } from "./compile";
+import { ARTIFACTS_DIR, CONTRACT_NAMES } from "./paths";
+
+const artifacts = compileContracts();
+for (const name of CONTRACT_NAMES) {
+  writeFileSync(join(ARTIFACTS_DIR, `${name}.json`), renderArtifact(artifacts[name]));
+}
+writeFileSync(join(ARTIFACTS_DIR, "abi.ts"), renderAbiModule(artifacts));
+process.stdout.write(
+  `compiled ${CONTRACT_NAMES.length} contracts with ${artifacts.SchemaRegistry.compiler}\n`,
+);
