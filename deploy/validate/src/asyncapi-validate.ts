@@ -20,5 +20,8 @@ export function validateAsyncApi(document: unknown): SchemaProblem[] {
   }
   const validate = compiled;
   if (validate(document)) return [];
-  return (validate.errors ?? []).map((e) => ({ path: e.instancePath || "/", message: `${e.message ?? e.keyword} ${JSON.stringify(e.params)}` }));
+  return (validate.errors ?? []).map((e) => ({
+    path: e.instancePath || "/",
+    message: `${e.message ?? e.keyword} ${JSON.stringify(e.params)}`,
+  }));
 }

@@ -23,7 +23,10 @@ function resolve(document: any, ref: string): unknown {
   return ref
     .slice(2)
     .split("/")
-    .reduce((node, key) => (node === undefined ? undefined : node[key.replace(/~1/g, "/").replace(/~0/g, "~")]), document);
+    .reduce(
+      (node, key) => (node === undefined ? undefined : node[key.replace(/~1/g, "/").replace(/~0/g, "~")]),
+      document,
+    );
 }
 
 describe("docs/asyncapi.yaml", () => {
@@ -57,8 +60,12 @@ describe("docs/asyncapi.yaml", () => {
     delete broken.channels.verifier_uniqueness_verified.messages;
     broken.channels.verifier_uniqueness_verified.address = 42;
     const problems = validateAsyncApi(broken);
-    expect(problems).toContainEqual(expect.objectContaining({ path: "/operations/publish_chain_blocks_reverted/action" }));
-    expect(problems).toContainEqual(expect.objectContaining({ path: "/channels/verifier_uniqueness_verified/address" }));
+    expect(problems).toContainEqual(
+      expect.objectContaining({ path: "/operations/publish_chain_blocks_reverted/action" }),
+    );
+    expect(problems).toContainEqual(
+      expect.objectContaining({ path: "/channels/verifier_uniqueness_verified/address" }),
+    );
   });
 });
 

@@ -12,26 +12,47 @@ export const PRODUCERS: Record<StreamName, string> = {
 };
 
 export const CONSUMERS: { service: string; subjects: string[]; why: string }[] = [
-  { service: "attestations-api", subjects: ["chain.>"], why: "builds its read model of schemas and attestations" },
-  { service: "attestations-api", subjects: ["verifier.uniqueness_verified"], why: "serves nullifiers by user id" },
-  { service: "agent-auth", subjects: ["chain.attestation_revoked"], why: "drops cached pairings of a revoked attestation" },
-  { service: "payment-gateway", subjects: ["chain.attestation_revoked"], why: "drops cached pairings of a revoked attestation" },
+  {
+    service: "attestations-api",
+    subjects: ["chain.>"],
+    why: "builds its read model of schemas and attestations",
+  },
+  {
+    service: "attestations-api",
+    subjects: ["verifier.uniqueness_verified"],
+    why: "serves nullifiers by user id",
+  },
+  {
+    service: "agent-auth",
+    subjects: ["chain.attestation_revoked"],
+    why: "drops cached pairings of a revoked attestation",
+  },
+  {
+    service: "payment-gateway",
+    subjects: ["chain.attestation_revoked"],
+    why: "drops cached pairings of a revoked attestation",
+  },
 ];
 
 export const EVENT_SUMMARIES: Record<string, string> = {
-  "verifier.uniqueness_verified": "A wallet's Proof of Uniqueness callback verified and its nullifier was recorded for the first time.",
+  "verifier.uniqueness_verified":
+    "A wallet's Proof of Uniqueness callback verified and its nullifier was recorded for the first time.",
   "chain.schema_registered": "A schema was registered in a schema registry (either ABI revision).",
-  "chain.attestation_recorded": "An attestation was recorded in the attestation registry; the full record read with getAttestation.",
+  "chain.attestation_recorded":
+    "An attestation was recorded in the attestation registry; the full record read with getAttestation.",
   "chain.attestation_revoked": "An attestation was revoked.",
-  "chain.blocks_reverted": "A reorg orphaned blocks: every record seen in them is void; canonical blocks are indexed again afterwards.",
+  "chain.blocks_reverted":
+    "A reorg orphaned blocks: every record seen in them is void; canonical blocks are indexed again afterwards.",
   "agent_auth.human_verified": "An agent's claim resolved to a verified human (helper or direct path).",
   "agent_auth.human_not_registered": "An agent's derived DID has no ownership attestation (or no nullifier).",
   "agent_auth.claim_accepted": "A claim passed every check: nonce, domain, signature, pairing and nullifier.",
   "payments.human_verified": "The human-proof hook confirmed a verified human behind a payment.",
   "payments.human_not_registered": "The payer's derived DID is not paired with a human.",
-  "payments.max_use_exceeded": "A human used every allowed use of a discounted tier in a scope; the payment was refused.",
+  "payments.max_use_exceeded":
+    "A human used every allowed use of a discounted tier in a scope; the payment was refused.",
   "payments.payment_settled": "The facilitator settled a payment on chain.",
-  "payments.payment_failed": "A payment failed at verify, settle or in the route handler; any quota taken was rolled back.",
+  "payments.payment_failed":
+    "A payment failed at verify, settle or in the route handler; any quota taken was rolled back.",
 };
 
 /** The exported catalog name of a payload schema, so a schema shared by two streams is one component. */
@@ -73,7 +94,11 @@ export function catalogEntries(): CatalogEntry[] {
         subject,
         schema: schemaName(schema),
         producer: PRODUCERS[stream],
-        consumers: [...new Set(CONSUMERS.filter((c) => c.subjects.some((p) => subjectMatches(p, subject))).map((c) => c.service))],
+        consumers: [
+          ...new Set(
+            CONSUMERS.filter((c) => c.subjects.some((p) => subjectMatches(p, subject))).map((c) => c.service),
+          ),
+        ],
       };
     }),
   );
@@ -120,7 +145,9 @@ export function buildAsyncApi(): Record<string, unknown> {
       address: e.subject,
       title: e.subject,
       description: `Stream \`${e.stream}\` (subjects \`${STREAMS[e.stream].domain}.>\`). Published by ${e.producer}. ${
-        e.consumers.length > 0 ? `Consumed by ${e.consumers.join(", ")}.` : "No humanpass service consumes it; it is for subscribers."
+        e.consumers.length > 0
+          ? `Consumed by ${e.consumers.join(", ")}.`
+          : "No humanpass service consumes it; it is for subscribers."
       } With EVENTS_PREFIX=p the subject is \`p.${e.subject}\` and the stream \`P_${e.stream}\`.`,
       messages: { [e.type]: { $ref: `#/components/messages/${id}` } },
     };
@@ -134,8 +161,15 @@ export function buildAsyncApi(): Record<string, unknown> {
   schemas.NatsHeaders = {
     type: "object",
     properties: {
-      "Nats-Msg-Id": { type: "string", description: "The event id; JetStream drops a duplicate within the stream's duplicate window (2 minutes)." },
-      traceparent: { type: "string", description: "W3C trace context of the operation that caused the event." },
+      "Nats-Msg-Id": {
+        type: "string",
+        description:
+          "The event id; JetStream drops a duplicate within the stream's duplicate window (2 minutes).",
+      },
+      traceparent: {
+        type: "string",
+        description: "W3C trace context of the operation that caused the event.",
+      },
       tracestate: { type: "string" },
     },
     required: ["Nats-Msg-Id"],
@@ -151,7 +185,11 @@ export function buildAsyncApi(): Record<string, unknown> {
     defaultContentType: "application/json",
     servers: {
       local: { host: "127.0.0.1:4222", protocol: "nats", description: "make up / docker compose" },
-      cluster: { host: "nats.humanpass.svc:4222", protocol: "nats", description: "deploy/k8s: the 3-node JetStream StatefulSet" },
+      cluster: {
+        host: "nats.humanpass.svc:4222",
+        protocol: "nats",
+        description: "deploy/k8s: the 3-node JetStream StatefulSet",
+      },
     },
     channels,
     operations,
@@ -184,21 +222,30 @@ function typeOf(schema: Record<string, any>): string {
 export function renderEventTables(): string {
   const out: string[] = [];
   for (const e of catalogEntries()) {
-    const schema = plain((EVENTS[e.stream] as Record<string, TSchema>)[e.type]) as { properties: Record<string, any>; required?: string[] };
+    const schema = plain((EVENTS[e.stream] as Record<string, TSchema>)[e.type]) as {
+      properties: Record<string, any>;
+      required?: string[];
+    };
     out.push(`### \`${e.subject}\``, "");
     out.push(`${EVENT_SUMMARIES[e.subject] ?? ""}`, "");
-    out.push(`Stream \`${e.stream}\` · source \`${e.producer}\` · consumed by ${e.consumers.length ? e.consumers.map((c) => `\`${c}\``).join(", ") : "no humanpass service"} · schema \`${e.schema}\``, "");
+    out.push(
+      `Stream \`${e.stream}\` · source \`${e.producer}\` · consumed by ${e.consumers.length ? e.consumers.map((c) => `\`${c}\``).join(", ") : "no humanpass service"} · schema \`${e.schema}\``,
+      "",
+    );
     out.push("| field | type | required | notes |", "| - | - | - | - |");
     for (const [name, prop] of Object.entries(schema.properties)) {
       const notes = (prop.description ?? "").replace(/\|/g, "\\|");
-      out.push(`| \`${name}\` | ${typeOf(prop)} | ${schema.required?.includes(name) ? "yes" : "no"} | ${notes} |`);
+      out.push(
+        `| \`${name}\` | ${typeOf(prop)} | ${schema.required?.includes(name) ? "yes" : "no"} | ${notes} |`,
+      );
     }
     out.push("");
   }
   return out.join("\n");
 }
 
-export const TABLES_BEGIN = "<!-- BEGIN GENERATED EVENT TABLES: npm run docs:events -w @humanpass/deploy-validate -->";
+export const TABLES_BEGIN =
+  "<!-- BEGIN GENERATED EVENT TABLES: npm run docs:events -w @humanpass/deploy-validate -->";
 export const TABLES_END = "<!-- END GENERATED EVENT TABLES -->";
 
 /** events.md with its generated section replaced by the current catalog's tables. */

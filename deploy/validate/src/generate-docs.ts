@@ -17,7 +17,9 @@ for (const [file, content] of targets) {
   if (current === content) continue;
   if (check) {
     stale++;
-    process.stderr.write(`${file} does not match libs/events/src/catalog.ts: run npm run docs:events -w @humanpass/deploy-validate\n`);
+    process.stderr.write(
+      `${file} does not match libs/events/src/catalog.ts: run npm run docs:events -w @humanpass/deploy-validate\n`,
+    );
   } else {
     writeFileSync(file, content);
     process.stdout.write(`wrote ${file}\n`);
