@@ -21,13 +21,17 @@ if (!url) {
 const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(SCHEMAS);
 const unknown = names.filter((n) => !(n in SCHEMAS));
 if (unknown.length > 0) {
-  process.stderr.write(`unknown service: ${unknown.join(", ")} (known: ${Object.keys(SCHEMAS).join(", ")})\n`);
+  process.stderr.write(
+    `unknown service: ${unknown.join(", ")} (known: ${Object.keys(SCHEMAS).join(", ")})\n`,
+  );
   process.exit(64);
 }
 
 await ensureDatabase(url);
 for (const name of names) {
-  const { migrations } = (await import(`../../services/${name}/src/db/migrations/index.ts`)) as { migrations: Record<string, Migration> };
+  const { migrations } = (await import(`../../services/${name}/src/db/migrations/index.ts`)) as {
+    migrations: Record<string, Migration>;
+  };
   const db = createDb<unknown>({ connectionString: url, schema: SCHEMAS[name], max: 1 });
   try {
     const applied = await migrateToLatest(db, { schema: SCHEMAS[name], migrations });
