@@ -572,6 +572,7 @@ describe("GET /search/{query}", () => {
     ],
     ["an iden3 ID", () => human2.iden3Id, () => [{ type: "iden3Id", attesterIden3Id: human2.iden3Id }]],
     ["nothing", () => "no-such-thing", () => []],
+    ["a query holding NUL", () => "Agent\u0000Ownership", () => []],
     ["an unknown 32-byte id", () => randomHex32(), () => []],
   ];
   it.each(cases)("%s", async (_name, query, expected) => {

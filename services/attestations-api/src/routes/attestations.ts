@@ -4,7 +4,14 @@ import { getAddress } from "viem";
 import { type AttestationFilter, findAttestation, pageOfAttestations } from "../db/queries";
 import { attestationItem, attestationSingle, envelope } from "../present";
 import type { RouteDeps } from "./context";
-import { AttestationEnvelope, AttestationFiltersQuery, AttestationSingle, ErrorBody, Hex32 } from "./shapes";
+import {
+  AttestationEnvelope,
+  AttestationFiltersQuery,
+  AttestationSingle,
+  ErrorBody,
+  Hex32,
+  pageRequest,
+} from "./shapes";
 
 type Filters = typeof AttestationFiltersQuery.static;
 
@@ -41,7 +48,7 @@ export async function attestationRoutes(app: HttpApp, { db }: RouteDeps): Promis
     },
     async (request) => {
       const q = request.query;
-      const page = { number: q.page_number, size: q.page_size };
+      const page = pageRequest(q);
       return envelope(await pageOfAttestations(db, filterOf(q), page), page, attestationItem);
     },
   );

@@ -5,15 +5,23 @@ import { getAddress } from "viem";
 import { type AttestationFilter, pageOfAttestations } from "../db/queries";
 import { attestationItem, envelope } from "../present";
 import type { RouteDeps } from "./context";
-import { AttestationListItem, Envelope, ErrorBody, PagingOnlyQuery } from "./shapes";
+import {
+  AttestationListItem,
+  DID_PATTERN,
+  Envelope,
+  ErrorBody,
+  PagingOnlyQuery,
+  pageRequest,
+} from "./shapes";
 
+const DID_REGEX = new RegExp(DID_PATTERN);
 const IDENTITY_MESSAGE = "identity must be a DID, an Ethereum address or an iden3 ID (decimal)";
 
 /** The identity in the stored form and the columns it is matched against, told apart by its format. */
 export function resolveIdentity(identity: string) {
   switch (identityKind(identity)) {
     case "did":
-      if (identity.length > 512) return null;
+      if (identity.length > 512 || !DID_REGEX.test(identity)) return null;
       return { kind: "did", value: identity, attester: "attester_did", recipient: "recipient_did" } as const;
     case "ethereumAddress":
       return {
@@ -53,7 +61,7 @@ export async function identityRoutes(app: HttpApp, { db }: RouteDeps): Promise<v
     async (request) => {
       const identity = resolveIdentity(request.params.identity);
       if (!identity) throw new HttpError(400, "invalid_identity", IDENTITY_MESSAGE);
-      const page = { number: request.query.page_number, size: request.query.page_size };
+      const page = pageRequest(request.query);
       const filter: AttestationFilter = (eb) =>
         eb.or([
           eb(`a.${identity.attester}`, "=", identity.value),

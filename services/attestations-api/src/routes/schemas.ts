@@ -3,7 +3,15 @@ import { Type } from "@sinclair/typebox";
 import { findSchema, pageOfAttestations, pageOfSchemas } from "../db/queries";
 import { attestationItem, envelope, schemaItem, schemaSingle } from "../present";
 import type { RouteDeps } from "./context";
-import { Envelope, ErrorBody, Hex32, PagingOnlyQuery, SchemaListItem, SchemaSingle } from "./shapes";
+import {
+  Envelope,
+  ErrorBody,
+  Hex32,
+  PagingOnlyQuery,
+  pageRequest,
+  SchemaListItem,
+  SchemaSingle,
+} from "./shapes";
 
 export async function schemaRoutes(app: HttpApp, { db }: RouteDeps): Promise<void> {
   app.get(
@@ -19,7 +27,7 @@ export async function schemaRoutes(app: HttpApp, { db }: RouteDeps): Promise<voi
       },
     },
     async (request) => {
-      const page = { number: request.query.page_number, size: request.query.page_size };
+      const page = pageRequest(request.query);
       return envelope(await pageOfSchemas(db, page), page, schemaItem);
     },
   );
@@ -42,7 +50,7 @@ export async function schemaRoutes(app: HttpApp, { db }: RouteDeps): Promise<voi
       const id = request.params.id.toLowerCase();
       const row = await findSchema(db, id);
       if (!row) throw new HttpError(404, "not_found", "Schema not found");
-      const page = { number: request.query.page_number, size: request.query.page_size };
+      const page = pageRequest(request.query);
       const attestations = await pageOfAttestations(db, (eb) => eb("a.schema_id", "=", id), page);
       return schemaSingle(row, envelope(attestations, page, attestationItem));
     },

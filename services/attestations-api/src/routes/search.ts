@@ -34,6 +34,8 @@ export async function searchRoutes(app: HttpApp, { db }: RouteDeps): Promise<voi
     },
     async (request) => {
       const query = request.params.query.trim();
+      // Postgres text cannot hold NUL, so nothing stored can match a query containing one.
+      if (query.includes("\u0000")) return [];
       if (HEX32.test(query)) {
         const id = query.toLowerCase();
         const [schema, attestation] = await Promise.all([findSchema(db, id), findAttestation(db, id)]);

@@ -1,4 +1,4 @@
-import { ErrorBody } from "@humanpass/http";
+import { ErrorBody, HttpError } from "@humanpass/http";
 import { type TSchema, Type } from "@sinclair/typebox";
 
 export { ErrorBody };
@@ -8,8 +8,10 @@ export const Hex32 = Type.String({
   description: "32-byte hex with 0x prefix",
 });
 export const EthereumAddress = Type.String({ pattern: "^0x[0-9a-fA-F]{40}$", description: "hex address" });
+/** The DID syntax of W3C DID Core: method name, then method-specific id characters (no spaces, controls or NUL). */
+export const DID_PATTERN = "^did:[a-z0-9]+:[A-Za-z0-9._:%-]+$";
 export const Did = Type.String({
-  pattern: "^did:[a-z0-9]+:\\S+$",
+  pattern: DID_PATTERN,
   maxLength: 512,
   description: "a DID, e.g. did:iden3:billions:main:…",
 });
@@ -18,6 +20,32 @@ export const Iden3Id = Type.String({ pattern: "^[0-9]{1,78}$", description: "ide
 export const PAGE_SIZE_DEFAULT = 10;
 export const PAGE_SIZE_MAX = 100;
 export const PAGE_NUMBER_MAX = 1_000_000_000;
+
+/**
+ * Ajv lets `Infinity` (and `1e400`) through an integer schema with a maximum once it has coerced the query string,
+ * so the handlers check the range again before a value reaches SQL.
+ */
+export function pageRequest(query: { page_number: number; page_size: number }): {
+  number: number;
+  size: number;
+} {
+  const { page_number: number, page_size: size } = query;
+  if (!Number.isSafeInteger(number) || number < 1 || number > PAGE_NUMBER_MAX) {
+    throw new HttpError(
+      400,
+      "invalid_request",
+      `querystring/page_number must be an integer from 1 to ${PAGE_NUMBER_MAX}`,
+    );
+  }
+  if (!Number.isSafeInteger(size) || size < 1 || size > PAGE_SIZE_MAX) {
+    throw new HttpError(
+      400,
+      "invalid_request",
+      `querystring/page_size must be an integer from 1 to ${PAGE_SIZE_MAX}`,
+    );
+  }
+  return { number, size };
+}
 
 export const PagingQuery = {
   page_number: Type.Integer({
