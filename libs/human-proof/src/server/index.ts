@@ -41,6 +41,7 @@ export {
   type HumanProofHookReason,
   type RollbackHookOptions,
 } from "./hooks";
+export { type CachingPoUVerifier, cachePositiveLookups, type LookupCacheOptions } from "./lookup-cache";
 export { InMemoryHumanUsageStorage, InMemoryNonceStore } from "./memory-stores";
 export { DEFAULT_PAYWALL_HTML, paywallInstructions } from "./paywall";
 export type {
