@@ -1,0 +1,197 @@
+import { assertValidEvent } from "@humanpass/events";
+import type { HttpApp } from "@humanpass/http";
+import { eventually } from "@humanpass/testing";
+import { FormatRegistry } from "@sinclair/typebox";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { insertSession, purgeExpiredSessions } from "../src/db/sessions";
+import { createVerificationPool, type VerificationPool } from "../src/verification/verification-pool";
+import {
+  ANY_PROOF_AGE_MS,
+  beta1,
+  FIXTURE_CONTEXTS_DIR,
+  latestStateResolvers,
+  stable,
+  tokenWithOneByteChanged,
+} from "./support/fixtures";
+import { type Backend, startApp, startBackend, testClock, verifierEvents } from "./support/harness";
+
+const TTL_MS = 15 * 60_000;
+let backend: Backend;
+let pool: VerificationPool;
+let app: HttpApp;
+const time = testClock();
+
+beforeAll(async () => {
+  backend = await startBackend("verifier_callback");
+  // The production path: worker threads running the real fullVerify, state resolvers injected from here.
+  pool = createVerificationPool({
+    size: 1,
+    stateResolvers: latestStateResolvers(stable.network, beta1.network),
+    localContextDirs: [FIXTURE_CONTEXTS_DIR],
+    proofMaxAgeMs: ANY_PROOF_AGE_MS,
+  });
+  await pool.ready();
+  app = await startApp(backend, { verifier: pool, clock: time.clock });
+});
+
+afterAll(async () => {
+  await app?.close();
+  await pool?.close();
+  await backend?.close();
+});
+
+async function seed(sessionId: bigint, request = stable.request): Promise<void> {
+  const now = time.clock();
+  await insertSession(backend.db, sessionId, request, now, new Date(now.getTime() + TTL_MS));
+}
+
+const callback = (sessionId: string, token: string) =>
+  app.inject({
+    method: "POST",
+    url: `/api/callback?sessionId=${sessionId}`,
+    headers: { "content-type": "text/plain" },
+    payload: token,
+  });
+const status = async (id: string) => (await app.inject({ method: "GET", url: `/api/status/${id}` })).json();
+
+describe("POST /api/callback with the public V3 test vectors", () => {
+  it("verifies the token, records the nullifier, reports success and publishes uniqueness_verified", async () => {
+    await seed(stable.sessionId);
+    expect(await status("3")).toEqual({ requestId: "3", status: "pending" });
+
+    // Wallets post the raw token; surrounding whitespace is not part of it.
+    const response = await callback("3", `\n  ${stable.token}\n`);
+
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body.from).toBe(stable.userDid);
+    expect(body.body.scope.map((s: { id: number }) => s.id)).toEqual([2, 3]);
+    expect(await status("3")).toEqual({ requestId: "3", status: "success" });
+    const rows = await backend.db.selectFrom("nullifiers").selectAll().execute();
+    expect(rows).toEqual([
+      expect.objectContaining({
+        nullifier_session_id: "12345",
+        nullifier: stable.nullifier,
+        session_id: "3",
+        user_did: stable.userDid,
+      }),
+    ]);
+    const events = await eventually(async () => {
+      const list = await verifierEvents(backend);
+      return list.length > 0 && list;
+    });
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ source: "verifier", type: "uniqueness_verified", subject: "3" });
+    expect(events[0].data).toEqual({
+      sessionId: 3,
+      nullifier: stable.nullifier,
+      nullifierSessionId: "12345",
+      userDid: stable.userDid,
+      userId: "21575127216236248869702276246037557119007466180301957762196593786733007617",
+      verifiedAt: time.clock().toISOString(),
+    });
+    // Consumers validate against the catalog schema (they register the date-time format, as we do here).
+    if (!FormatRegistry.Has("date-time"))
+      FormatRegistry.Set("date-time", (v) => !Number.isNaN(Date.parse(v)));
+    expect(() => assertValidEvent("VERIFIER", events[0])).not.toThrow();
+  });
+
+  it("answers 'already verified' when the same person verifies again in a later session", async () => {
+    // The first session expires and is purged; the nullifier stays. The token answers scope id 3, so the
+    // second session reuses that id.
+    time.advance(TTL_MS + 61 * 60_000);
+    expect(await purgeExpiredSessions(backend.db, time.clock(), 60 * 60_000)).toBeGreaterThanOrEqual(1);
+    expect(await status("3")).toEqual({ requestId: "3", status: "not_found" });
+    await seed(stable.sessionId);
+
+    const response = await callback("3", stable.token);
+
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ message: "This person has already verified." });
+    expect(await status("3")).toEqual({ requestId: "3", status: "pending" });
+    expect(await backend.db.selectFrom("nullifiers").select("nullifier").execute()).toHaveLength(1);
+  });
+
+  it("accepts another member of the V3 family (beta.1) for another person", async () => {
+    await seed(beta1.sessionId, beta1.request);
+    const response = await callback("2", beta1.token);
+    expect(response.statusCode).toBe(200);
+    expect(await status("2")).toEqual({ requestId: "2", status: "success" });
+    const nullifiers = await backend.db
+      .selectFrom("nullifiers")
+      .select("nullifier")
+      .orderBy("nullifier")
+      .execute();
+    expect(nullifiers.map((n) => n.nullifier)).toEqual([stable.nullifier, beta1.nullifier].sort());
+  });
+
+  it("answers 500 with the verification error for a token with one byte changed", async () => {
+    await seed(77n);
+    const response = await callback("77", tokenWithOneByteChanged(stable.token));
+    expect(response.statusCode).toBe(500);
+    const body = response.json();
+    expect(Object.keys(body)).toEqual(["error"]);
+    expect(typeof body.error).toBe("string");
+    expect(body.error.length).toBeGreaterThan(0);
+    expect(await status("77")).toEqual({ requestId: "77", status: "pending" });
+  });
+
+  it("answers 'No valid nullifier proof' when the stored request's scope id is not the session id", async () => {
+    // Session 4 holds the fixture request whose V3 entry has id 3: the token verifies against it, but no V3
+    // entry answers session 4.
+    await seed(4n);
+    const response = await callback("4", stable.token);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ message: "No valid nullifier proof found in response." });
+    expect(await status("4")).toEqual({ requestId: "4", status: "pending" });
+  });
+
+  it("answers 500 when verification fails against the stored request (another nullifierSessionId)", async () => {
+    const request = structuredClone(stable.request);
+    request.body.scope[1].params = { nullifierSessionId: "999" };
+    await seed(78n, request);
+    const response = await callback("78", stable.token);
+    expect(response.statusCode).toBe(500);
+    expect(response.json().error).toMatch(/nullification/);
+  });
+
+  it("rejects unknown, malformed and missing session ids with the spec's body", async () => {
+    for (const url of [
+      "/api/callback?sessionId=123456",
+      "/api/callback?sessionId=abc",
+      "/api/callback?sessionId=-1",
+      "/api/callback",
+      "/api/callback?sessionId=99999999999999999999999",
+    ]) {
+      const response = await app.inject({
+        method: "POST",
+        url,
+        payload: stable.token,
+        headers: { "content-type": "text/plain" },
+      });
+      expect(response.statusCode, url).toBe(400);
+      expect(response.json(), url).toEqual({ error: "Invalid or expired sessionId" });
+    }
+  });
+
+  it("treats an expired session as unknown to the callback and reports it as expired", async () => {
+    await seed(79n);
+    time.advance(TTL_MS);
+    expect(await status("79")).toEqual({ requestId: "79", status: "expired" });
+    const response = await callback("79", stable.token);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: "Invalid or expired sessionId" });
+  });
+
+  it("takes the token whatever content type the wallet sends", async () => {
+    await seed(80n);
+    const response = await app.inject({
+      method: "POST",
+      url: "/api/callback?sessionId=80",
+      headers: { "content-type": "application/json" },
+      payload: "not-a-jwz-token",
+    });
+    expect(response.statusCode).toBe(500);
+    expect(Object.keys(response.json())).toEqual(["error"]);
+  });
+});

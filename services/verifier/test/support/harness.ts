@@ -1,0 +1,113 @@
+import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
+import {
+  type CloudEvent,
+  ensureStreams,
+  jetstreamManager,
+  type NatsConnection,
+  type OutboxRelay,
+  startOutboxRelay,
+  streamName,
+  type Topology,
+} from "@humanpass/events";
+import type { HttpApp } from "@humanpass/http";
+import {
+  connectTestNats,
+  createTestDatabase,
+  deleteTestStreams,
+  type TestDatabase,
+  testTopology,
+} from "@humanpass/testing";
+import { buildVerifierApp } from "../../src/app";
+import type { Clock } from "../../src/clock";
+import { migrations } from "../../src/db/migrations";
+import { SCHEMA, type VerifierDatabase } from "../../src/db/schema";
+import type { TokenVerifier } from "../../src/verification/token-verifier";
+import { logger, testSettings } from "./settings";
+
+export { logger, testSettings };
+
+/** A clock the test moves by hand. */
+export function testClock(start = Date.parse("2026-01-01T00:00:00Z")): {
+  clock: Clock;
+  advance(ms: number): void;
+} {
+  let now = start;
+  return { clock: () => new Date(now), advance: (ms) => (now += ms) };
+}
+
+/** Database (migrated), NATS stream, outbox relay: what one verifier deployment shares. */
+export interface Backend {
+  database: TestDatabase;
+  db: Kysely<VerifierDatabase>;
+  nats: NatsConnection;
+  topology: Topology;
+  relay: OutboxRelay;
+  close(): Promise<void>;
+}
+
+export async function startBackend(label: string): Promise<Backend> {
+  const database = await createTestDatabase(label);
+  const db = createDb<VerifierDatabase>({ connectionString: database.url, schema: SCHEMA, max: 10 });
+  await migrateToLatest(db, { schema: SCHEMA, migrations });
+  const nats = await connectTestNats();
+  const topology = testTopology();
+  await ensureStreams(await jetstreamManager(nats), topology, ["VERIFIER"]);
+  const relay = startOutboxRelay({
+    db,
+    nats,
+    schema: SCHEMA,
+    logger,
+    connectionString: database.url,
+    pollIntervalMs: 200,
+  });
+  return {
+    database,
+    db,
+    nats,
+    topology,
+    relay,
+    async close() {
+      await relay.stop();
+      await deleteTestStreams(nats, topology);
+      await nats.drain();
+      await db.destroy();
+      await database.drop();
+    },
+  };
+}
+
+export async function startApp(
+  backend: Backend,
+  options: {
+    verifier: TokenVerifier;
+    clock?: Clock;
+    drawSessionId?: () => number;
+    rateLimit?: false | { max: number; timeWindowMs: number };
+    corsOrigins?: string[];
+  },
+): Promise<HttpApp> {
+  return buildVerifierApp({
+    logger,
+    db: backend.db,
+    topology: backend.topology,
+    settings: testSettings,
+    verifier: options.verifier,
+    clock: options.clock,
+    drawSessionId: options.drawSessionId,
+    rateLimit: options.rateLimit ?? false,
+    corsOrigins: options.corsOrigins,
+  });
+}
+
+/** Every event in the test's VERIFIER stream, oldest first. */
+export async function verifierEvents(backend: Backend): Promise<CloudEvent[]> {
+  const jsm = await jetstreamManager(backend.nats);
+  const name = streamName(backend.topology, "VERIFIER");
+  const info = await jsm.streams.info(name);
+  const events: CloudEvent[] = [];
+  for (let seq = info.state.first_seq; info.state.messages > 0 && seq <= info.state.last_seq; seq++) {
+    const message = await jsm.streams.getMessage(name, { seq });
+    if (message) events.push(message.json<CloudEvent>());
+  }
+  return events;
+}

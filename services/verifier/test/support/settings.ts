@@ -1,0 +1,19 @@
+import { createLogger } from "@humanpass/telemetry";
+import type { VerifierSettings } from "../../src/config";
+
+export const logger = createLogger({ name: "verifier-test", level: process.env.TEST_LOG_LEVEL ?? "silent" });
+
+export const testSettings: VerifierSettings = {
+  hostUrl: "https://verifier.example.test",
+  audienceDid: "did:iden3:billions:test:2VxnoiNqdMPyHMtUwAEzhnWqXGkEeJpAp4ntTkL8XT",
+  allowedIssuers: [
+    "did:iden3:billions:test:2VwqkgA2dNEwsnsm7hJTaCGVKFh8mSMBx5hkuxEh4F",
+    "did:iden3:billions:main:issuer2",
+  ],
+  schemaContext: "ipfs://QmcUEDa42Er4nfNFmGQVjiNYFaik6kvNQjfTeBrdSx83At",
+  nullifierSessionId: "12345",
+  reason: "Proof of Uniqueness",
+  sessionTtlMs: 15 * 60_000,
+  sessionRetentionMs: 60 * 60_000,
+  walletUrl: "https://wallet.example.test",
+};
