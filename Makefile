@@ -36,17 +36,17 @@ test: infra
 	  node scripts/test-summary.mjs .run/vitest.json; exit $$status
 
 up: infra
-	npx tsx scripts/up.ts
+	@node --import tsx tools/stack/src/up.ts
 
 demo: deps
-	npx tsx scripts/demo.ts
+	@node --import tsx tools/stack/src/demo.ts
 
 down:
-	@npx tsx scripts/down.ts 2>/dev/null || true
+	@if [ -d node_modules ]; then node --import tsx tools/stack/src/down.ts; fi
 	@bash scripts/stop-infra.sh
 
 migrate: infra
-	npx tsx scripts/migrate.ts
+	DATABASE_URL=$${HUMANPASS_DATABASE_URL:-$${DATABASE_URL%/*}/humanpass} node --import tsx deploy/migrate/run.ts
 
 reindex: infra
 	npm run -w @humanpass/attestations-api reindex

@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -8,6 +7,7 @@ import pg from "pg";
 import { inject } from "vitest";
 
 export { canConnect, resolveInfrastructure } from "./infrastructure";
+export { freePort } from "./ports";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 
@@ -78,16 +78,6 @@ export async function deleteTestStreams(nc: NatsConnection, topology: { prefix: 
   }
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on("error", reject);
-  });
-}
 
 /** Polls until `check` returns a truthy value or the timeout passes; returns that value. */
 export async function eventually<T>(

@@ -1,0 +1,70 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+import { createInterface } from "node:readline";
+
+export const REPO_ROOT = path.resolve(new URL("../../..", import.meta.url).pathname);
+
+export interface ServiceProcess {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  exited: Promise<number | null>;
+  stop(): Promise<void>;
+}
+
+export type LogSink = (service: string, line: string) => void;
+
+/**
+ * Runs a service's main.ts in its own node process (not through the tsx CLI, whose extra process would outlive a
+ * kill), every output line handed to `log` with the service's name.
+ */
+export function startServiceProcess(options: {
+  name: string;
+  entry: string;
+  env: Record<string, string>;
+  url: string;
+  log: LogSink;
+}): ServiceProcess {
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO_ROOT, options.entry)], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  for (const stream of [child.stdout!, child.stderr!]) {
+    createInterface({ input: stream }).on("line", (line) => options.log(options.name, line));
+  }
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return {
+    name: options.name,
+    url: options.url,
+    child,
+    exited,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Resolves when GET url answers 200; rejects when the process exits first or the time runs out. */
+export async function waitUntilReady(proc: ServiceProcess, path = "/readyz", timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exitCode: number | null | undefined;
+  proc.exited.then((code) => {
+    exitCode = code;
+  });
+  for (;;) {
+    if (exitCode !== undefined) throw new Error(`${proc.name} exited (code ${exitCode}) before it was ready`);
+    try {
+      const res = await fetch(`${proc.url}${path}`, { signal: AbortSignal.timeout(2_000) });
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${proc.name} was not ready at ${proc.url}${path} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

@@ -1,0 +1,36 @@
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { REPO_ROOT } from "./processes";
+import type { ServiceName } from "./stack";
+
+export const STACK_FILE = path.join(REPO_ROOT, ".run", "stack.json");
+
+/** What `make up` started, for `make demo` and `make down`. */
+export interface StackFile {
+  pid: number;
+  servicePids: Record<ServiceName, number>;
+  devnetRpcUrl: string;
+  chainId: number;
+  usdc: string;
+  prefix: string;
+  natsUrl: string;
+  urls: Record<ServiceName, string>;
+  ownershipSchema: string;
+  /** Demo agents paired with a verified human (devnet keys; never real funds). */
+  pairedAgents: { address: string; did: string; privateKey: string }[];
+  /** A funded agent with no human behind it. */
+  unpairedAgent: { address: string; did: string; privateKey: string };
+}
+
+export function writeStackFile(file: StackFile): void {
+  mkdirSync(path.dirname(STACK_FILE), { recursive: true });
+  writeFileSync(STACK_FILE, `${JSON.stringify(file, null, 2)}\n`);
+}
+
+export function readStackFile(): StackFile | undefined {
+  return existsSync(STACK_FILE) ? (JSON.parse(readFileSync(STACK_FILE, "utf8")) as StackFile) : undefined;
+}
+
+export function removeStackFile(): void {
+  rmSync(STACK_FILE, { force: true });
+}

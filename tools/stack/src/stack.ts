@@ -1,0 +1,167 @@
+import { randomBytes } from "node:crypto";
+import { ensureDatabase } from "@humanpass/db";
+import { type DemoSeed, type Devnet, seedDemo, startDevnet } from "@humanpass/devnet";
+import { recordDemoHumans } from "./demo-humans";
+import { type LogSink, type ServiceProcess, startServiceProcess, waitUntilReady } from "./processes";
+import { freePort } from "@humanpass/testing/ports";
+
+export const SERVICE_NAMES = ["chain-indexer", "attestations-api", "verifier", "agent-auth", "payment-gateway"] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+export const DEFAULT_PORTS: Record<ServiceName, number> = {
+  verifier: 8080,
+  "attestations-api": 8081,
+  "agent-auth": 8082,
+  "chain-indexer": 8083,
+  "payment-gateway": 4021,
+};
+
+/** The campaign of the demo: the nullifier session every demo human verified under. */
+export const DEMO_NULLIFIER_SESSION_ID = "20261122";
+
+export interface StackOptions {
+  /** Every service's schema lives in this one database (created when missing). */
+  databaseUrl: string;
+  natsUrl: string;
+  /** Subject/stream prefix; empty for the real names. */
+  prefix?: string;
+  /** Fixed ports (make up) or free ones (tests, the default). */
+  ports?: "default" | "free";
+  devnetPort?: number;
+  log: LogSink;
+  logLevel?: string;
+  otlpEndpoint?: string;
+  /** Extra variables per service, e.g. a test's policy switch. */
+  env?: Partial<Record<ServiceName, Record<string, string>>>;
+}
+
+export interface Stack {
+  devnet: Devnet;
+  seed: DemoSeed;
+  humans: { did: string; userId: string; nullifier: string }[];
+  urls: Record<ServiceName, string>;
+  prefix: string;
+  processes: Record<ServiceName, ServiceProcess>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts everything `make up` runs: a devnet with the registries and demo pairings, the five services as their
+ * own processes (each migrating its schema at start-up), and demo humans recorded through the verifier's event
+ * path; resolves once the attestations API serves every demo pairing with its human's nullifier.
+ */
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const prefix = options.prefix ?? "";
+  const devnet = await startDevnet({ port: options.devnetPort ?? 0 });
+  const started: ServiceProcess[] = [];
+  const stop = async () => {
+    await Promise.all(started.map((p) => p.stop()));
+    await devnet.stop();
+  };
+  try {
+    const seed = await seedDemo(devnet);
+    await ensureDatabase(options.databaseUrl);
+    const ports = {} as Record<ServiceName, number>;
+    for (const name of SERVICE_NAMES) ports[name] = options.ports === "default" ? DEFAULT_PORTS[name] : await freePort();
+    const urls = Object.fromEntries(SERVICE_NAMES.map((n) => [n, `http://127.0.0.1:${ports[n]}`])) as Record<ServiceName, string>;
+    const common: Record<string, string> = {
+      DATABASE_URL: options.databaseUrl,
+      NATS_URL: options.natsUrl,
+      EVENTS_PREFIX: prefix,
+      LOG_LEVEL: options.logLevel ?? "info",
+      NODE_ENV: "development",
+      ...(options.otlpEndpoint ? { OTEL_EXPORTER_OTLP_ENDPOINT: options.otlpEndpoint, OTEL_BSP_SCHEDULE_DELAY: "200" } : {}),
+    };
+    const ownership = seed.schemas.agentOwnership;
+    const env: Record<ServiceName, Record<string, string>> = {
+      "chain-indexer": {
+        PORT: String(ports["chain-indexer"]),
+        RPC_URL: devnet.rpcUrl,
+        CHAIN_ID: String(devnet.chainId),
+        SCHEMA_REGISTRY_ADDRESS: devnet.addresses.schemaRegistry,
+        LEGACY_SCHEMA_REGISTRY_ADDRESS: devnet.addresses.legacySchemaRegistry,
+        ATTESTATION_REGISTRY_ADDRESS: devnet.addresses.attestationRegistry,
+        START_BLOCK: "0",
+        CONFIRMATIONS: "1",
+        POLL_INTERVAL_MS: "250",
+      },
+      "attestations-api": { PORT: String(ports["attestations-api"]), RATE_LIMIT_MAX: "100000" },
+      verifier: {
+        PORT: String(ports.verifier),
+        HOST_URL: urls.verifier,
+        AUDIENCE_DID: "did:iden3:billions:main:2VmAkXrihYaL6v6ShQGFEHmT6nd5LsqiCtfmFjeA8F",
+        ALLOWED_ISSUER: "did:iden3:billions:main:2VmAkXrihYaL6v6ShQGFEHmT6nd5LsqiCtfmFjeA8F",
+        POU_SCHEMA_CONTEXT: "ipfs://QmcUEDa42Er4nfNFmGQVjiNYFaik6kvNQjfTeBrdSx83At",
+        NULLIFIER_SESSION_ID: DEMO_NULLIFIER_SESSION_ID,
+        VERIFIER_WORKERS: "1",
+      },
+      "agent-auth": {
+        PORT: String(ports["agent-auth"]),
+        PUBLIC_URL: urls["agent-auth"],
+        OWNERSHIP_SCHEMA_ID: ownership,
+        ATTESTATIONS_API_URL: `${urls["attestations-api"]}/api/v1`,
+      },
+      "payment-gateway": {
+        PORT: String(ports["payment-gateway"]),
+        EVM_ADDRESS: devnet.accounts[9]!.address,
+        FACILITATOR_URL: "local",
+        FACILITATOR_RPC_URL: devnet.rpcUrl,
+        FACILITATOR_PRIVATE_KEY: devnet.accounts[8]!.privateKey,
+        ATTESTATIONS_API_URL: urls["attestations-api"],
+        AGENT_OWNERSHIP_SCHEMA: ownership,
+      },
+    };
+    const processes = {} as Record<ServiceName, ServiceProcess>;
+    const launch = (name: ServiceName) => {
+      const proc = startServiceProcess({
+        name,
+        entry: `services/${name}/src/main.ts`,
+        env: { ...common, ...env[name], ...(options.env?.[name] ?? {}) },
+        url: urls[name],
+        log: options.log,
+      });
+      processes[name] = proc;
+      started.push(proc);
+      return waitUntilReady(proc);
+    };
+    // The producers' streams must exist before the consumers bind to them; the services create what they use.
+    await Promise.all([launch("chain-indexer"), launch("verifier")]);
+    await launch("attestations-api");
+    await Promise.all([launch("agent-auth"), launch("payment-gateway")]);
+
+    const humans = await recordDemoHumans({
+      databaseUrl: options.databaseUrl,
+      prefix,
+      nullifierSessionId: DEMO_NULLIFIER_SESSION_ID,
+      humans: seed.humans,
+    });
+    await waitForDemoData(urls["attestations-api"], seed);
+    return { devnet, seed, humans, urls, prefix, processes, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+async function waitForDemoData(apiUrl: string, seed: DemoSeed, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const ready = async () => {
+    for (const pairing of seed.pairings) {
+      const list = await fetch(
+        `${apiUrl}/api/v1/attestations?schemaId=${seed.schemas.agentOwnership}&recipientEthereumAddress=${pairing.recipient.ethereumAddress}`,
+      ).then((r) => r.json() as Promise<{ totalItems: number; data: { fromId: string }[] }>);
+      if (list.totalItems !== 1) return false;
+      const nullifier = await fetch(`${apiUrl}/api/v1/nullifier?userId=${list.data[0].fromId}`);
+      if (nullifier.status !== 200) return false;
+    }
+    return true;
+  };
+  while (!(await ready().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error("the attestations API did not serve the demo pairings in time");
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+export function randomPrefix(): string {
+  return `s${randomBytes(4).toString("hex")}`;
+}
