@@ -30,7 +30,7 @@ function resolve(document: any, ref: string): unknown {
 }
 
 describe("docs/asyncapi.yaml", () => {
-  it("is what the event catalog generates (run `npm run docs:events -w @humanpass/deploy-validate` after changing it)", () => {
+  it("is what the event catalog generates (run `npm run docs -w @humanpass/deploy-validate` after changing it)", () => {
     expect(committed).toBe(renderAsyncApi());
   });
 

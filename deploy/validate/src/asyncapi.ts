@@ -180,7 +180,7 @@ export function buildAsyncApi(): Record<string, unknown> {
       title: "humanpass events",
       version: "1.0.0",
       description:
-        "Every event humanpass services publish on NATS JetStream. Generated from libs/events/src/catalog.ts by `npm run docs:events -w @humanpass/deploy-validate`; do not edit by hand. See docs/events.md.",
+        "Every event humanpass services publish on NATS JetStream. Generated from libs/events/src/catalog.ts by `npm run docs -w @humanpass/deploy-validate`; do not edit by hand. See docs/events.md.",
     },
     defaultContentType: "application/json",
     servers: {
@@ -198,7 +198,7 @@ export function buildAsyncApi(): Record<string, unknown> {
 }
 
 export function renderAsyncApi(): string {
-  return `# Generated from libs/events/src/catalog.ts — do not edit; run: npm run docs:events -w @humanpass/deploy-validate\n${stringify(
+  return `# Generated from libs/events/src/catalog.ts — do not edit; run: npm run docs -w @humanpass/deploy-validate\n${stringify(
     buildAsyncApi(),
     { lineWidth: 0, aliasDuplicateObjects: false },
   )}`;
@@ -245,7 +245,7 @@ export function renderEventTables(): string {
 }
 
 export const TABLES_BEGIN =
-  "<!-- BEGIN GENERATED EVENT TABLES: npm run docs:events -w @humanpass/deploy-validate -->";
+  "<!-- BEGIN GENERATED EVENT TABLES: npm run docs -w @humanpass/deploy-validate -->";
 export const TABLES_END = "<!-- END GENERATED EVENT TABLES -->";
 
 /** events.md with its generated section replaced by the current catalog's tables. */

@@ -1,12 +1,20 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { renderAsyncApi, withEventTables } from "./asyncapi";
+import { withConfigTables } from "./config-docs";
 import { repoPath } from "./paths";
 
-/** Writes docs/asyncapi.yaml and the tables of docs/events.md from the event catalog; `--check` only compares. */
+/**
+ * Writes the generated parts of the docs: docs/asyncapi.yaml and the tables of docs/events.md from the event
+ * catalog, the configuration tables of docs/operations.md from the services' config schemas. `--check` compares.
+ */
 const check = process.argv.includes("--check");
 const targets: [string, string][] = [
   [repoPath("docs/asyncapi.yaml"), renderAsyncApi()],
   [repoPath("docs/events.md"), withEventTables(readFileSync(repoPath("docs/events.md"), "utf8"))],
+  [
+    repoPath("docs/operations.md"),
+    await withConfigTables(readFileSync(repoPath("docs/operations.md"), "utf8")),
+  ],
 ];
 let stale = 0;
 for (const [file, content] of targets) {
@@ -18,7 +26,7 @@ for (const [file, content] of targets) {
   if (check) {
     stale++;
     process.stderr.write(
-      `${file} does not match libs/events/src/catalog.ts: run npm run docs:events -w @humanpass/deploy-validate\n`,
+      `${file} does not match the event catalog or the services' config: run npm run docs -w @humanpass/deploy-validate\n`,
     );
   } else {
     writeFileSync(file, content);
