@@ -4,6 +4,7 @@
 
 export {
   type AttestationAwareSelector,
+  type AttestationRequirement,
   buildDIDFromAddress,
   type CheckAttestationOptions,
   checkAttestation,
@@ -13,6 +14,7 @@ export {
   extractHumanProofChallenge,
   type HumanProofClientExtensionOptions,
   isMaxUseExceededError,
+  MissingAttestationsError,
   signHumanProofChallengeEVM,
 } from "./client/index";
 export * from "./server/index";

@@ -157,10 +157,9 @@ describe("interop with Billions' published packages", () => {
       billionsServer.createHumanProofExtension(),
       billionsServer.declareHumanProofExtension({}),
     );
-    const payload = await createClientExtension(agent).enrichPaymentPayload?.(
-      basePayload(),
-      paymentRequired(theirChallenge),
-    );
+    const payload = await createClientExtension(agent, {
+      attestationsApiBaseUrl: api.attestationsUrl,
+    }).enrichPaymentPayload?.(basePayload(), paymentRequired(theirChallenge));
     const proof = payload?.extensions?.["human-proof"];
     expect(typeof proof).toBe("string");
     const hook = billionsServer.createVerifyHumanProofHook({ verifier: theirs() });

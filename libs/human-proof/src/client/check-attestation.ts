@@ -9,8 +9,8 @@ export type CheckAttestationOptions = {
 
 /**
  * Whether `did` holds a non-revoked attestation of `schemaId`. False also when the API answers with an
- * error status or a malformed body (so false is ambiguous); throws only when the API cannot be reached in time. It does not prove
- * control of the DID: call it only with a DID you already trust, e.g. your own.
+ * error status or a malformed body (so false is ambiguous); throws only when the API cannot be reached in
+ * time. It does not prove control of the DID: call it only with a DID you already trust, e.g. your own.
  */
 export async function checkAttestation(
   did: string,

@@ -1,12 +1,16 @@
 import type { ClientExtension, ClientExtensionHooks, HTTPClientExtensionHooks } from "@x402/core/client";
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
+import { agentDidFromAddress } from "../server/verify-request";
 import { HUMAN_PROOF } from "../shared/constants";
 import type { HumanProofChallenge } from "../shared/types";
+import { checkAttestation } from "./check-attestation";
 import { isMaxUseExceededError } from "./errors";
 import { type AttestationAwareSelector, requiredAttestationsOf } from "./selector";
 import { type EVMSigner, signHumanProofChallengeEVM } from "./sign";
 
 export type HumanProofClientExtensionOptions = {
+  /** Attestations list endpoint for the pre-signing check made when no `selector` is given. */
+  attestationsApiBaseUrl?: string;
   /**
    * The selector given to `new x402Client(selector.selector)`. With it the extension refreshes the held
    * attestations on each 402 before a tier is chosen, and after a `max_use_exceeded` refusal disqualifies the
@@ -14,6 +18,19 @@ export type HumanProofClientExtensionOptions = {
    */
   selector?: AttestationAwareSelector;
 };
+
+export type AttestationRequirement = { schemaId: string };
+
+/** Thrown before signing when the agent DID lacks a schema the chosen tier requires (as Billions' client does). */
+export class MissingAttestationsError extends Error {
+  readonly attestationRequirements: AttestationRequirement[];
+
+  constructor(attestationRequirements: AttestationRequirement[]) {
+    super(`Missing required attestations: ${attestationRequirements.map((a) => a.schemaId).join(", ")}`);
+    this.name = "MissingAttestationsError";
+    this.attestationRequirements = attestationRequirements;
+  }
+}
 
 /** The challenge of a 402 response, or null when the server did not declare human-proof. */
 export function extractHumanProofChallenge(
@@ -41,10 +58,21 @@ function signingChain(challenge: HumanProofChallenge, paymentNetwork: string | u
   return chain.chainId;
 }
 
+async function assertHeld(did: string, schemas: string[], attestationsApiBaseUrl: string | undefined) {
+  const checks = await Promise.all(
+    schemas.map(async (schemaId) =>
+      (await checkAttestation(did, schemaId, { attestationsApiBaseUrl })) ? null : schemaId,
+    ),
+  );
+  const missing = checks.filter((schemaId): schemaId is string => schemaId !== null);
+  if (missing.length) throw new MissingAttestationsError(missing.map((schemaId) => ({ schemaId })));
+}
+
 /**
  * Client extension for `x402Client.registerExtension`: when the chosen tier has `extra.requiredAttestations`,
  * signs the server's challenge and puts the proof JSON text at `extensions["human-proof"]`, exactly as
- * Billions' client does. Other tiers are left alone.
+ * Billions' client does. Other tiers are left alone. Without a `selector` it first checks that the agent DID
+ * holds the tier's schemas and throws `MissingAttestationsError` if not (with one, the selector has checked).
  */
 export function createHumanProofExtension(
   signer: EVMSigner,
@@ -71,7 +99,10 @@ export function createHumanProofExtension(
       paymentRequired: PaymentRequired,
     ): Promise<PaymentPayload> {
       const challenge = extractHumanProofChallenge(paymentRequired);
-      if (!challenge || requiredAttestationsOf(paymentPayload.accepted).length === 0) return paymentPayload;
+      const required = requiredAttestationsOf(paymentPayload.accepted);
+      if (!challenge || required.length === 0) return paymentPayload;
+      if (!selector)
+        await assertHeld(agentDidFromAddress(signer.address), required, options.attestationsApiBaseUrl);
       const chainId = signingChain(challenge, paymentPayload.accepted?.network);
       const proof = await signHumanProofChallengeEVM(challenge, signer, chainId);
       return { ...paymentPayload, extensions: { ...paymentPayload.extensions, [HUMAN_PROOF]: proof } };

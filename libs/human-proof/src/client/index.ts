@@ -17,9 +17,11 @@ export type {
 export { type CheckAttestationOptions, checkAttestation } from "./check-attestation";
 export { isMaxUseExceededError } from "./errors";
 export {
+  type AttestationRequirement,
   createHumanProofExtension,
   extractHumanProofChallenge,
   type HumanProofClientExtensionOptions,
+  MissingAttestationsError,
 } from "./extension";
 export { type AttestationAwareSelector, createAttestationAwareSelector } from "./selector";
 export { type EVMSigner, signHumanProofChallengeEVM } from "./sign";

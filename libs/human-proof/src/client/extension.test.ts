@@ -1,0 +1,98 @@
+import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type AttestationsApiStandIn,
+  humanFromAddress,
+  ownershipAttestation,
+  startAttestationsApiStandIn,
+} from "../../test/attestations-api-stand-in";
+import { account, challenge } from "../../test/proof-fixtures";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../shared/constants";
+import { createHumanProofExtension, MissingAttestationsError } from "./extension";
+import { createAttestationAwareSelector } from "./selector";
+
+const paired = account(1);
+const unpaired = account(2);
+let api: AttestationsApiStandIn;
+
+beforeAll(async () => {
+  api = await startAttestationsApiStandIn({
+    attestations: [ownershipAttestation(humanFromAddress(account(1000).address), paired.address)],
+    nullifiers: {},
+  });
+});
+afterAll(() => api.close());
+
+const tier = (requiredAttestations?: string[], network = "eip155:45056"): PaymentRequirements => ({
+  scheme: "exact",
+  network: network as `${string}:${string}`,
+  amount: "1",
+  asset: "0x0000000000000000000000000000000000000001",
+  payTo: "0x0000000000000000000000000000000000000002",
+  maxTimeoutSeconds: 60,
+  extra: requiredAttestations ? { requiredAttestations } : {},
+});
+const gated = tier([DEFAULT_AGENT_OWNERSHIP_SCHEMA]);
+
+function paymentRequired(offered = challenge()): PaymentRequired {
+  return {
+    x402Version: 2,
+    resource: { url: offered.info.uri ?? "", description: "", mimeType: "" },
+    accepts: [tier(), gated],
+    extensions: { "human-proof": offered },
+  };
+}
+const payload = (accepted: PaymentRequirements): PaymentPayload => ({
+  x402Version: 2,
+  payload: {},
+  accepted,
+  extensions: { other: 1 },
+});
+
+describe("createHumanProofExtension (client)", () => {
+  it("attaches the signed proof text to a tier with requiredAttestations", async () => {
+    const extension = createHumanProofExtension(paired, { attestationsApiBaseUrl: api.attestationsUrl });
+    const enriched = await extension.enrichPaymentPayload?.(payload(gated), paymentRequired());
+    const proof = JSON.parse(enriched?.extensions?.["human-proof"] as string);
+    expect(proof).toMatchObject({ address: paired.address, chainId: "eip155:45056", type: "eip191" });
+    expect(enriched?.extensions?.other).toBe(1);
+  });
+
+  it("signs for the payment network when the challenge offers it, else the first eip191 chain", async () => {
+    const offered = {
+      ...challenge(),
+      supportedChains: [
+        { chainId: "eip155:6913", type: "eip191" as const },
+        { chainId: "eip155:45056", type: "eip191" as const },
+      ],
+    };
+    const extension = createHumanProofExtension(paired, { attestationsApiBaseUrl: api.attestationsUrl });
+    const onPaymentNetwork = await extension.enrichPaymentPayload?.(payload(gated), paymentRequired(offered));
+    expect(JSON.parse(onPaymentNetwork?.extensions?.["human-proof"] as string).chainId).toBe("eip155:45056");
+    const otherNetwork = tier([DEFAULT_AGENT_OWNERSHIP_SCHEMA], "eip155:8453");
+    const fallback = await extension.enrichPaymentPayload?.(payload(otherNetwork), paymentRequired(offered));
+    expect(JSON.parse(fallback?.extensions?.["human-proof"] as string).chainId).toBe("eip155:6913");
+  });
+
+  it("leaves the standard tier and undeclared servers alone", async () => {
+    const extension = createHumanProofExtension(unpaired, { attestationsApiBaseUrl: api.attestationsUrl });
+    expect(await extension.enrichPaymentPayload?.(payload(tier()), paymentRequired())).toEqual(
+      payload(tier()),
+    );
+    const undeclared = { ...paymentRequired(), extensions: {} };
+    expect(await extension.enrichPaymentPayload?.(payload(gated), undeclared)).toEqual(payload(gated));
+  });
+
+  it("refuses to sign for a tier whose schemas the agent lacks, unless a selector already chose it", async () => {
+    const extension = createHumanProofExtension(unpaired, { attestationsApiBaseUrl: api.attestationsUrl });
+    const attempt = extension.enrichPaymentPayload?.(payload(gated), paymentRequired());
+    await expect(attempt).rejects.toBeInstanceOf(MissingAttestationsError);
+    await expect(attempt).rejects.toMatchObject({
+      attestationRequirements: [{ schemaId: DEFAULT_AGENT_OWNERSHIP_SCHEMA }],
+    });
+    const selector = createAttestationAwareSelector("did:unused");
+    const withSelector = createHumanProofExtension(unpaired, { selector });
+    const enriched = await withSelector.enrichPaymentPayload?.(payload(gated), paymentRequired());
+    expect(typeof enriched?.extensions?.["human-proof"]).toBe("string");
+  });
+});
