@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { createDb } from "@humanpass/db";
 import type { Identity } from "@humanpass/devnet";
-import { recordVerification } from "../../../services/verifier/src/db/verifications";
-import { createSession } from "../../../services/verifier/src/db/sessions";
 import type { VerifierDatabase } from "../../../services/verifier/src/db/schema";
+import { createSession } from "../../../services/verifier/src/db/sessions";
+import { recordVerification } from "../../../services/verifier/src/db/verifications";
 
 /**
  * Records demo humans as verified through the verifier's own write path (session, nullifier row and
@@ -16,7 +16,11 @@ export async function recordDemoHumans(options: {
   nullifierSessionId: string;
   humans: Identity[];
 }): Promise<{ did: string; userId: string; nullifier: string }[]> {
-  const db = createDb<VerifierDatabase>({ connectionString: options.databaseUrl, schema: "verifier", max: 2 });
+  const db = createDb<VerifierDatabase>({
+    connectionString: options.databaseUrl,
+    schema: "verifier",
+    max: 2,
+  });
   try {
     const recorded = [];
     for (const human of options.humans) {
@@ -28,18 +32,23 @@ export async function recordDemoHumans(options: {
       const { sessionId } = await createSession(db, {
         createdAt: now,
         expiresAt: new Date(now.getTime() + 60_000),
-        request: (id) => ({ id: String(id), typ: "demo", type: "demo", thid: String(id), body: { scope: [] } }) as never,
+        request: (id) =>
+          ({ id: String(id), typ: "demo", type: "demo", thid: String(id), body: { scope: [] } }) as never,
       });
-      await recordVerification(db, { prefix: options.prefix }, {
-        sessionId: BigInt(sessionId),
-        now,
-        proof: {
-          nullifier,
-          nullifierSessionId: options.nullifierSessionId,
-          userDid: human.did,
-          userId: human.iden3Id.toString(),
+      await recordVerification(
+        db,
+        { prefix: options.prefix },
+        {
+          sessionId: BigInt(sessionId),
+          now,
+          proof: {
+            nullifier,
+            nullifierSessionId: options.nullifierSessionId,
+            userDid: human.did,
+            userId: human.iden3Id.toString(),
+          },
         },
-      });
+      );
       recorded.push({ did: human.did, userId: human.iden3Id.toString(), nullifier });
     }
     return recorded;

@@ -14,7 +14,11 @@ export interface ReceivedSpan {
  * A recording OTLP/HTTP (JSON) trace receiver: services export to it as they would to a collector, and tests read
  * back which spans arrived and how they link.
  */
-export async function startOtlpReceiver(): Promise<{ url: string; spans: ReceivedSpan[]; stop(): Promise<void> }> {
+export async function startOtlpReceiver(): Promise<{
+  url: string;
+  spans: ReceivedSpan[];
+  stop(): Promise<void>;
+}> {
   const spans: ReceivedSpan[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -23,8 +27,9 @@ export async function startOtlpReceiver(): Promise<{ url: string; spans: Receive
       try {
         const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
         for (const rs of body.resourceSpans ?? []) {
-          const service = (rs.resource?.attributes ?? []).find((a: { key: string }) => a.key === "service.name")?.value
-            ?.stringValue;
+          const service = (rs.resource?.attributes ?? []).find(
+            (a: { key: string }) => a.key === "service.name",
+          )?.value?.stringValue;
           for (const ss of rs.scopeSpans ?? []) {
             for (const s of ss.spans ?? []) {
               spans.push({

@@ -50,7 +50,11 @@ export function startServiceProcess(options: {
 }
 
 /** Resolves when GET url answers 200; rejects when the process exits first or the time runs out. */
-export async function waitUntilReady(proc: ServiceProcess, path = "/readyz", timeoutMs = 60_000): Promise<void> {
+export async function waitUntilReady(
+  proc: ServiceProcess,
+  path = "/readyz",
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exitCode: number | null | undefined;
   proc.exited.then((code) => {
@@ -64,7 +68,8 @@ export async function waitUntilReady(proc: ServiceProcess, path = "/readyz", tim
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`${proc.name} was not ready at ${proc.url}${path} within ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`${proc.name} was not ready at ${proc.url}${path} within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }

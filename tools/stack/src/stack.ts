@@ -1,11 +1,17 @@
 import { randomBytes } from "node:crypto";
 import { ensureDatabase } from "@humanpass/db";
 import { type DemoSeed, type Devnet, seedDemo, startDevnet } from "@humanpass/devnet";
+import { freePort } from "@humanpass/testing/ports";
 import { recordDemoHumans } from "./demo-humans";
 import { type LogSink, type ServiceProcess, startServiceProcess, waitUntilReady } from "./processes";
-import { freePort } from "@humanpass/testing/ports";
 
-export const SERVICE_NAMES = ["chain-indexer", "attestations-api", "verifier", "agent-auth", "payment-gateway"] as const;
+export const SERVICE_NAMES = [
+  "chain-indexer",
+  "attestations-api",
+  "verifier",
+  "agent-auth",
+  "payment-gateway",
+] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 export const DEFAULT_PORTS: Record<ServiceName, number> = {
@@ -62,15 +68,21 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const seed = await seedDemo(devnet);
     await ensureDatabase(options.databaseUrl);
     const ports = {} as Record<ServiceName, number>;
-    for (const name of SERVICE_NAMES) ports[name] = options.ports === "default" ? DEFAULT_PORTS[name] : await freePort();
-    const urls = Object.fromEntries(SERVICE_NAMES.map((n) => [n, `http://127.0.0.1:${ports[n]}`])) as Record<ServiceName, string>;
+    for (const name of SERVICE_NAMES)
+      ports[name] = options.ports === "default" ? DEFAULT_PORTS[name] : await freePort();
+    const urls = Object.fromEntries(SERVICE_NAMES.map((n) => [n, `http://127.0.0.1:${ports[n]}`])) as Record<
+      ServiceName,
+      string
+    >;
     const common: Record<string, string> = {
       DATABASE_URL: options.databaseUrl,
       NATS_URL: options.natsUrl,
       EVENTS_PREFIX: prefix,
       LOG_LEVEL: options.logLevel ?? "info",
       NODE_ENV: "development",
-      ...(options.otlpEndpoint ? { OTEL_EXPORTER_OTLP_ENDPOINT: options.otlpEndpoint, OTEL_BSP_SCHEDULE_DELAY: "200" } : {}),
+      ...(options.otlpEndpoint
+        ? { OTEL_EXPORTER_OTLP_ENDPOINT: options.otlpEndpoint, OTEL_BSP_SCHEDULE_DELAY: "200" }
+        : {}),
     };
     const ownership = seed.schemas.agentOwnership;
     const env: Record<ServiceName, Record<string, string>> = {
@@ -157,7 +169,8 @@ async function waitForDemoData(apiUrl: string, seed: DemoSeed, timeoutMs = 60_00
     return true;
   };
   while (!(await ready().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error("the attestations API did not serve the demo pairings in time");
+    if (Date.now() > deadline)
+      throw new Error("the attestations API did not serve the demo pairings in time");
     await new Promise((r) => setTimeout(r, 250));
   }
 }

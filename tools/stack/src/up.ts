@@ -1,7 +1,7 @@
 // make up: the whole stack on this machine with demo data, until Ctrl-C (or make down).
 import { didFromAddress } from "@humanpass/identity";
-import { readStackFile, removeStackFile, writeStackFile } from "./stack-file";
 import { SERVICE_NAMES, startStack } from "./stack";
+import { readStackFile, removeStackFile, writeStackFile } from "./stack-file";
 
 const COLORS = [36, 35, 33, 32, 34, 91];
 const width = Math.max(...SERVICE_NAMES.map((n) => n.length));
@@ -60,19 +60,26 @@ const docs = (n: (typeof SERVICE_NAMES)[number]) => `${stack.urls[n]}/docs`;
 out("");
 out("humanpass is up.");
 out("");
-for (const name of SERVICE_NAMES) out(`  ${name.padEnd(width)}  ${stack.urls[name].padEnd(24)} docs: ${docs(name)}`);
+for (const name of SERVICE_NAMES)
+  out(`  ${name.padEnd(width)}  ${stack.urls[name].padEnd(24)} docs: ${docs(name)}`);
 out(`  ${"devnet".padEnd(width)}  ${stack.devnet.rpcUrl} (chain id ${stack.devnet.chainId})`);
 out("");
-out(`Demo data: ${stack.seed.humans.length} verified humans, ${stack.seed.pairings.length} agents paired on chain, schemas`);
+out(
+  `Demo data: ${stack.seed.humans.length} verified humans, ${stack.seed.pairings.length} agents paired on chain, schemas`,
+);
 out(`  AgentOwnership ${stack.seed.schemas.agentOwnership}`);
 out(`  Review         ${stack.seed.schemas.review}`);
 out("");
 out("Try:");
-out("  make demo                                   an agent claims, then pays the discounted tier until max_use_exceeded");
+out(
+  "  make demo                                   an agent claims, then pays the discounted tier until max_use_exceeded",
+);
 out("  npx humanpass events tail                   every event as it happens");
 out(`  curl '${stack.urls["attestations-api"]}/api/v1/schemas'`);
 out(`  curl '${stack.urls["verifier"]}/api/verification-request'`);
-out(`  open ${stack.urls["verifier"]}/ (verifier demo page), ${stack.urls["payment-gateway"]}/api/v1/weather in a browser (paywall)`);
+out(
+  `  open ${stack.urls["verifier"]}/ (verifier demo page), ${stack.urls["payment-gateway"]}/api/v1/weather in a browser (paywall)`,
+);
 out("");
 out("Ctrl-C or `make down` stops everything this started.");
 
@@ -88,4 +95,3 @@ const shutdown = async () => {
 };
 process.on("SIGINT", () => void shutdown());
 process.on("SIGTERM", () => void shutdown());
-
