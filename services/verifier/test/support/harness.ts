@@ -32,7 +32,12 @@ export function testClock(start = Date.parse("2026-01-01T00:00:00Z")): {
   advance(ms: number): void;
 } {
   let now = start;
-  return { clock: () => new Date(now), advance: (ms) => (now += ms) };
+  return {
+    clock: () => new Date(now),
+    advance: (ms) => {
+      now += ms;
+    },
+  };
 }
 
 /** Database (migrated), NATS stream, outbox relay: what one verifier deployment shares. */
