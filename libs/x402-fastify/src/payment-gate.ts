@@ -50,6 +50,10 @@ export interface PaymentGateOptions {
   initialize?: boolean;
 }
 
+// Any server, logger and type provider: the gate only adds hooks and a request decoration.
+// biome-ignore lint/suspicious/noExplicitAny: the generic parameters of FastifyInstance do not matter here
+type AnyFastifyInstance = FastifyInstance<any, any, any, any, any>;
+
 const requestStore = new AsyncLocalStorage<FastifyRequest>();
 
 /**
@@ -73,7 +77,10 @@ export function fastifyRequestOf(transportContext: unknown): FastifyRequest | un
  * verified payment instead when the handler failed (status >= 400 or threw), so nothing is charged for it.
  * Install on the root instance before the routes.
  */
-export async function installPaymentGate(app: FastifyInstance, options: PaymentGateOptions): Promise<void> {
+export async function installPaymentGate(
+  app: AnyFastifyInstance,
+  options: PaymentGateOptions,
+): Promise<void> {
   const { httpServer, paywallConfig } = options;
   if (options.paywall) httpServer.registerPaywallProvider(options.paywall);
   const initialization = createInitialization(httpServer, options.initialize ?? true);
@@ -251,7 +258,7 @@ function createInitialization(httpServer: x402HTTPResourceServer, enabled: boole
     return pending;
   };
   return {
-    async atStart(app: FastifyInstance) {
+    async atStart(app: AnyFastifyInstance) {
       if (done) return;
       try {
         await run();

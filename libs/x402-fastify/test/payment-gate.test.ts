@@ -1,7 +1,7 @@
 import { ABIs, type Devnet, startDevnet } from "@humanpass/devnet";
 import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
-import { type RoutesConfig, x402HTTPResourceServer, x402ResourceServer } from "@x402/core/server";
+import { type RouteConfig, x402HTTPResourceServer, x402ResourceServer } from "@x402/core/server";
 import type { Network } from "@x402/core/types";
 import { registerExactEvmScheme as registerClientScheme } from "@x402/evm/exact/client";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
@@ -22,7 +22,7 @@ let network: Network;
 let payTo: Address;
 const events: string[] = [];
 
-function route(): RoutesConfig[string] {
+function route(): RouteConfig {
   return {
     description: "test resource",
     mimeType: "application/json",

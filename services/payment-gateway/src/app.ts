@@ -1,0 +1,57 @@
+import { createHttpApp, type HttpApp } from "@humanpass/http";
+import {
+  type HumanUsageStorage,
+  type NonceStore,
+  type PoUVerifier,
+  paywallInstructions,
+} from "@humanpass/human-proof";
+import type { Logger } from "@humanpass/telemetry";
+import { installPaymentGate } from "@humanpass/x402-fastify";
+import type { FacilitatorClient } from "@x402/core/server";
+import type { PaymentEvents } from "./events/payment-events";
+import { catalogRoutes } from "./routes/catalog";
+import { paidRoutes } from "./routes/paid-routes";
+import type { RoutesConfigFile } from "./routes-file";
+import { createPaymentServer } from "./x402/payment-server";
+
+export interface AppDeps {
+  logger: Logger;
+  routesFile: RoutesConfigFile;
+  /** EVM_ADDRESS: receives payments of tiers without their own `payTo`. */
+  payTo: string;
+  facilitator: FacilitatorClient;
+  verifier: PoUVerifier;
+  /** Needed by tiers with `maxUse`; without it they are refused (`misconfigured_max_use_storage`). */
+  storage?: HumanUsageStorage;
+  nonceStore: NonceStore;
+  events: PaymentEvents;
+  maxProofAgeSeconds?: number;
+  /** Page for unpaid browsers; the human-proof instructions page when absent. */
+  paywallHtml?: string;
+  readiness?: Record<string, () => Promise<unknown>>;
+  corsOrigins?: string[];
+  rateLimit: { max: number; timeWindowMs: number } | false;
+  trustProxy?: boolean;
+}
+
+/** The gateway: paid routes behind x402 with the human-proof tiers. No side effects beyond asking the facilitator what it supports. */
+export async function buildApp(deps: AppDeps): Promise<HttpApp> {
+  const app = await createHttpApp({
+    logger: deps.logger,
+    readiness: deps.readiness,
+    corsOrigins: deps.corsOrigins,
+    trustProxy: deps.trustProxy,
+    rateLimit: deps.rateLimit,
+    openapi: {
+      title: "humanpass payment gateway",
+      version: "1.0.0",
+      description:
+        "Resources paid through x402. Each route offers price tiers; tiers with `requiredAttestations` are for agents backed by a verified human (signed human proof in the payment payload), optionally capped per human by `maxUse`.",
+    },
+  });
+  const httpServer = createPaymentServer({ ...deps, logger: deps.logger });
+  await installPaymentGate(app, { httpServer, paywall: paywallInstructions(deps.paywallHtml) });
+  await catalogRoutes(app, deps.routesFile);
+  await paidRoutes(app, deps.routesFile.routes);
+  return app;
+}

@@ -1,0 +1,60 @@
+import type { Kysely } from "@humanpass/db";
+import {
+  enqueue,
+  eventSchema,
+  type HumanNotRegisteredData,
+  type HumanVerifiedData,
+  type MaxUseExceededData,
+  type PaymentFailedData,
+  type PaymentSettledData,
+  type Topology,
+} from "@humanpass/events";
+import type { Logger } from "@humanpass/telemetry";
+import { FormatRegistry } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { SCHEMA, SERVICE_NAME } from "../config";
+
+// The catalog's timestamps use format "date-time", which TypeBox checks only once a checker is registered.
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+if (!FormatRegistry.Has("date-time")) {
+  FormatRegistry.Set("date-time", (value) => DATE_TIME.test(value) && !Number.isNaN(Date.parse(value)));
+}
+
+/** The gateway's events (stream PAYMENTS) and their payloads, as in the catalog. */
+export interface PaymentEventData {
+  human_verified: HumanVerifiedData;
+  human_not_registered: HumanNotRegisteredData;
+  max_use_exceeded: MaxUseExceededData;
+  payment_settled: PaymentSettledData;
+  payment_failed: PaymentFailedData;
+}
+export type PaymentEventType = keyof PaymentEventData;
+
+export interface PaymentEvents {
+  emit<T extends PaymentEventType>(type: T, data: PaymentEventData[T]): Promise<void>;
+}
+
+/**
+ * Writes each event to the outbox, after checking it against the catalog schema its consumers use. A write
+ * that fails is logged and does not fail the payment it describes.
+ */
+export function outboxPaymentEvents(db: Kysely<any>, topology: Topology, logger: Logger): PaymentEvents {
+  return {
+    async emit(type, data) {
+      const schema = eventSchema("PAYMENTS", type);
+      if (!schema || !Value.Check(schema, data)) {
+        const problem = schema ? [...Value.Errors(schema, data)][0] : undefined;
+        logger.error(
+          { type, data, problem: problem && `${problem.path}: ${problem.message}` },
+          "payment event does not match its schema; not written",
+        );
+        return;
+      }
+      try {
+        await enqueue(db, topology, SCHEMA, { stream: "PAYMENTS", source: SERVICE_NAME, type, data });
+      } catch (error) {
+        logger.error({ err: error, type }, "payment event could not be written to the outbox");
+      }
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import { readFileSync } from "node:fs";
+import { splitList } from "@humanpass/config";
+import { createPoUVerifier, InMemoryHumanUsageStorage, InMemoryNonceStore } from "@humanpass/human-proof";
+import { runService } from "@humanpass/service";
+import { buildApp } from "./app";
+import { checkSettings, PaymentGatewayEnv, SCHEMA, SERVICE_NAME } from "./config";
+import { migrations } from "./db/migrations";
+import { PostgresNonceStore } from "./db/nonce-store";
+import { PostgresHumanUsageStorage } from "./db/usage-storage";
+import { outboxPaymentEvents } from "./events/payment-events";
+import { loadRoutesFile } from "./routes-file";
+import { createFacilitator } from "./x402/facilitator";
+import { networksOf } from "./x402/payment-server";
+
+await runService({
+  name: SERVICE_NAME,
+  schema: SCHEMA,
+  migrations,
+  env: PaymentGatewayEnv,
+  streams: ["PAYMENTS"],
+  publishes: true,
+  async start({ config, logger, db, topology, readiness }) {
+    checkSettings(config);
+    const routesFile = loadRoutesFile(config.ROUTES_FILE);
+    const inMemory = config.USAGE_STORAGE === "memory";
+    if (inMemory)
+      logger.warn(
+        "USAGE_STORAGE=memory: per-human quotas and used nonces live in this process only; development only",
+      );
+    const api = config.ATTESTATIONS_API_URL.replace(/\/+$/, "");
+    const app = await buildApp({
+      logger,
+      routesFile,
+      payTo: config.EVM_ADDRESS,
+      facilitator: createFacilitator(config, networksOf(routesFile), logger),
+      verifier: createPoUVerifier({
+        attestationsApiBaseUrl: `${api}/api/v1/attestations`,
+        nullifierApiBaseUrl: `${api}/api/v1/nullifier`,
+        agentOwnershipSchema: config.AGENT_OWNERSHIP_SCHEMA,
+      }),
+      storage: inMemory ? new InMemoryHumanUsageStorage() : new PostgresHumanUsageStorage(db),
+      nonceStore: inMemory ? new InMemoryNonceStore() : new PostgresNonceStore(db),
+      events: outboxPaymentEvents(db, topology, logger),
+      maxProofAgeSeconds: config.MAX_PROOF_AGE_SECONDS,
+      paywallHtml: config.PAYWALL_HTML_FILE ? readFileSync(config.PAYWALL_HTML_FILE, "utf8") : undefined,
+      readiness,
+      corsOrigins: splitList(config.CORS_ORIGINS),
+      trustProxy: config.TRUST_PROXY,
+      rateLimit: config.RATE_LIMIT_ENABLED
+        ? { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS }
+        : false,
+    });
+    return { app, port: config.PORT, host: config.HOST };
+  },
+});

@@ -1,0 +1,167 @@
+import {
+  configureHumanProofServer,
+  declareHumanProofExtension,
+  HUMAN_PROOF,
+  type HumanProofEvent,
+  type HumanUsageStorage,
+  type NonceStore,
+  type PoUVerifier,
+} from "@humanpass/human-proof";
+import { currentPaymentRequest } from "@humanpass/x402-fastify";
+import {
+  type FacilitatorClient,
+  type RouteConfig,
+  type RoutesConfig,
+  x402HTTPResourceServer,
+  x402ResourceServer,
+} from "@x402/core/server";
+import type { Network } from "@x402/core/types";
+import { convertToTokenAmount } from "@x402/core/utils";
+import { ExactEvmScheme } from "@x402/evm/exact/server";
+import type { Logger } from "pino";
+import type { PaymentEvents } from "../events/payment-events";
+import {
+  type AssetConfig,
+  OWNERSHIP_PLACEHOLDER,
+  type PaidRouteConfig,
+  type RoutesConfigFile,
+  type TierConfig,
+} from "../routes-file";
+import { registerPaymentEventHooks } from "./payment-event-hooks";
+import { humanIdOf, rememberHumanId } from "./request-humans";
+
+export interface PaymentServerOptions {
+  routesFile: RoutesConfigFile;
+  /** Receives payments of tiers without their own `payTo` (EVM_ADDRESS). */
+  payTo: string;
+  facilitator: FacilitatorClient;
+  verifier: PoUVerifier;
+  /** Per-human counters; without it a tier with `maxUse` is refused with `misconfigured_max_use_storage`. */
+  storage?: HumanUsageStorage;
+  nonceStore: NonceStore;
+  maxProofAgeSeconds?: number;
+  events: PaymentEvents;
+  logger: Logger;
+}
+
+export function routeKey(route: Pick<PaidRouteConfig, "method" | "path">): string {
+  return `${route.method} ${route.path}`;
+}
+
+export function networksOf(routesFile: RoutesConfigFile): Network[] {
+  return [...new Set(routesFile.routes.flatMap((r) => r.accepts.map((t) => t.network as Network)))];
+}
+
+export function requiredAttestationsOf(tier: TierConfig): string[] {
+  return tier.extra?.requiredAttestations ?? [];
+}
+
+/**
+ * The x402 resource server of the gateway: the EVM `exact` scheme per network (dollar prices in the
+ * configured token), the human-proof extension and hooks (quota in `storage`), and the payment events.
+ */
+export function createPaymentServer(options: PaymentServerOptions): x402HTTPResourceServer {
+  const { routesFile, events, verifier } = options;
+  const server = new x402ResourceServer(options.facilitator);
+  for (const network of networksOf(routesFile)) {
+    const scheme = new ExactEvmScheme();
+    const asset = routesFile.assets[network];
+    if (asset) scheme.registerMoneyParser(async (amount) => priceIn(asset, String(amount)));
+    server.register(network, scheme);
+  }
+
+  configureHumanProofServer(server, {
+    verifier,
+    storage: options.storage,
+    nonceStore: options.nonceStore,
+    maxProofAgeSeconds: options.maxProofAgeSeconds,
+    extensionOptions: { agentOwnershipSchema: verifier.ownershipSchema },
+    onEvent: (event) => emitHumanProofEvent(event, events),
+  });
+  registerPaymentEventHooks(server, events, humanIdOf);
+
+  return new x402HTTPResourceServer(
+    server,
+    buildRoutesConfig(routesFile, options.payTo, verifier.ownershipSchema),
+  );
+}
+
+function priceIn(asset: AssetConfig, dollars: string) {
+  return {
+    amount: convertToTokenAmount(dollars, asset.decimals),
+    asset: asset.address,
+    extra: { name: asset.name, version: asset.version },
+  };
+}
+
+export function buildRoutesConfig(
+  routesFile: RoutesConfigFile,
+  payTo: string,
+  ownershipSchema: string,
+): RoutesConfig {
+  const routes: Record<string, RouteConfig> = {};
+  for (const route of routesFile.routes) {
+    const accepts = route.accepts.map((tier) => {
+      const extra: Record<string, unknown> = { ...tier.extra };
+      const required = requiredAttestationsOf(tier).map((id) =>
+        id === OWNERSHIP_PLACEHOLDER ? ownershipSchema : id,
+      );
+      if (tier.extra?.requiredAttestations) extra.requiredAttestations = required;
+      return {
+        scheme: tier.scheme,
+        network: tier.network as Network,
+        payTo: tier.payTo ?? payTo,
+        price:
+          typeof tier.price === "string"
+            ? tier.price
+            : withTokenDomain(tier.price, routesFile.assets[tier.network]),
+        ...(tier.maxTimeoutSeconds ? { maxTimeoutSeconds: tier.maxTimeoutSeconds } : {}),
+        extra,
+      };
+    });
+    const gated = route.accepts.some((tier) => requiredAttestationsOf(tier).length > 0);
+    routes[routeKey(route)] = {
+      description: route.description,
+      mimeType: route.mimeType,
+      accepts,
+      ...(route.humanProof || gated
+        ? { extensions: { [HUMAN_PROOF]: declareHumanProofExtension(route.humanProof ?? {}) } }
+        : {}),
+    };
+  }
+  return routes;
+}
+
+/** An exact token amount of the configured token gets that token's EIP-712 domain, which EIP-3009 signing needs. */
+function withTokenDomain(price: Exclude<TierConfig["price"], string>, asset: AssetConfig | undefined) {
+  if (!asset || asset.address.toLowerCase() !== price.asset.toLowerCase())
+    return { ...price, extra: price.extra ?? {} };
+  return { ...price, extra: { name: asset.name, version: asset.version, ...price.extra } };
+}
+
+async function emitHumanProofEvent(event: HumanProofEvent, events: PaymentEvents): Promise<void> {
+  switch (event.type) {
+    case "human_verified": {
+      const request = currentPaymentRequest();
+      if (request) rememberHumanId(request, event.humanId);
+      await events.emit("human_verified", {
+        humanId: event.humanId,
+        verifiedAt: event.verifiedAt,
+        humanDid: event.humanDid,
+        resource: event.resource,
+        agentDid: event.agentDid,
+      });
+      return;
+    }
+    case "human_not_registered":
+      await events.emit("human_not_registered", { did: event.did, resource: event.resource });
+      return;
+    case "max_use_exceeded":
+      await events.emit("max_use_exceeded", {
+        humanId: event.humanId,
+        maxUse: event.maxUse,
+        resource: event.resource,
+      });
+      return;
+  }
+}

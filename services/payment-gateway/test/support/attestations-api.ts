@@ -1,0 +1,85 @@
+/**
+ * The real attestations-api (services/attestations-api: its migrations, read model and HTTP app) on
+ * 127.0.0.1, filled through its own event appliers with the records a test needs.
+ */
+import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "@humanpass/human-proof";
+import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
+import pino from "pino";
+import { type Address, getAddress, keccak256, toHex } from "viem";
+import { buildApp } from "../../../attestations-api/src/app";
+import { migrations } from "../../../attestations-api/src/db/migrations";
+import {
+  applyAttestationRecorded,
+  applyUniquenessVerified,
+} from "../../../attestations-api/src/events/apply";
+
+const SCHEMA = "attestations";
+let sequence = 0;
+
+export interface AttestationsApi {
+  /** Base URL of the service, e.g. http://127.0.0.1:1234 (ATTESTATIONS_API_URL). */
+  url: string;
+  attestationsUrl: string;
+  nullifierUrl: string;
+  /** Records `human`'s ownership of the agent and the human's uniqueness proof (nullifier). */
+  pairAgent(agent: Address, human: Address, nullifier: string): Promise<void>;
+  /** Records an attestation of another schema about the agent. */
+  attest(agent: Address, human: Address, schemaId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startAttestationsApi(databaseUrl: string): Promise<AttestationsApi> {
+  const db: Kysely<any> = createDb<any>({ connectionString: databaseUrl, schema: SCHEMA, max: 4 });
+  await migrateToLatest(db, { schema: SCHEMA, migrations });
+  const app = await buildApp({ db, logger: pino({ level: "silent" }), rateLimit: false });
+  const url = await app.listen({ port: 0, host: "127.0.0.1" });
+
+  async function record(agent: Address, human: Address, schemaId: string): Promise<void> {
+    sequence += 1;
+    await applyAttestationRecorded(db, {
+      attestationId: keccak256(toHex(`attestation-${sequence}-${agent}-${schemaId}`)),
+      schemaId,
+      creationTime: Math.floor(Date.now() / 1000) - 60 + sequence,
+      expirationTime: 0,
+      revocationTime: 0,
+      attesterDid: didFromAddress(human, "main"),
+      attesterIden3Id: iden3IdFromAddress(human, "main"),
+      attesterEthereumAddress: getAddress(human),
+      recipientDid: didFromAddress(agent, "main"),
+      recipientIden3Id: iden3IdFromAddress(agent, "main"),
+      recipientEthereumAddress: getAddress(agent),
+      revocable: true,
+      refId: `0x${"00".repeat(32)}`,
+      data: "0x",
+      registry: "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0",
+      chainId: 45056,
+      blockNumber: sequence,
+      blockHash: keccak256(toHex(`block-${sequence}`)),
+      logIndex: 0,
+      txHash: keccak256(toHex(`tx-${sequence}`)),
+    });
+  }
+
+  return {
+    url,
+    attestationsUrl: `${url}/api/v1/attestations`,
+    nullifierUrl: `${url}/api/v1/nullifier`,
+    async pairAgent(agent, human, nullifier) {
+      await record(agent, human, DEFAULT_AGENT_OWNERSHIP_SCHEMA);
+      await applyUniquenessVerified(db, {
+        sessionId: sequence,
+        nullifier,
+        nullifierSessionId: "1",
+        userDid: didFromAddress(human, "main"),
+        userId: iden3IdFromAddress(human, "main"),
+        verifiedAt: new Date().toISOString(),
+      });
+    },
+    attest: record,
+    async close() {
+      await app.close();
+      await db.destroy();
+    },
+  };
+}

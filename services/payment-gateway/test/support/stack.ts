@@ -1,0 +1,223 @@
+/**
+ * Everything a gateway test runs against, all real and local: a devnet with the EIP-3009 test USDC, Postgres
+ * (one database per test file), NATS JetStream (own stream prefix), the attestations-api, and gateways built
+ * from `app.ts` with the in-process x402 facilitator settling on the devnet.
+ */
+import { writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
+import { ABIs, type Devnet, startDevnet } from "@humanpass/devnet";
+import {
+  type CloudEvent,
+  ensureStreams,
+  jetstreamManager,
+  type NatsConnection,
+  type OutboxRelay,
+  startOutboxRelay,
+  type Topology,
+} from "@humanpass/events";
+import type { HttpApp } from "@humanpass/http";
+import { createPoUVerifier, type HumanUsageStorage, type PoUVerifier } from "@humanpass/human-proof";
+import {
+  connectTestNats,
+  createTestDatabase,
+  deleteTestStreams,
+  type TestDatabase,
+  testTopology,
+} from "@humanpass/testing";
+import { createEvmFacilitatorClient } from "@humanpass/x402-fastify";
+import type { FacilitatorClient } from "@x402/core/server";
+import pino from "pino";
+import type { Address, Hex } from "viem";
+import { buildApp } from "../../src/app";
+import { SCHEMA } from "../../src/config";
+import { migrations } from "../../src/db/migrations";
+import { PostgresNonceStore } from "../../src/db/nonce-store";
+import { PostgresHumanUsageStorage } from "../../src/db/usage-storage";
+import { outboxPaymentEvents } from "../../src/events/payment-events";
+import { type PaidRouteConfig, parseRoutesFile, type RoutesConfigFile } from "../../src/routes-file";
+import { type AttestationsApi, startAttestationsApi } from "./attestations-api";
+
+export const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
+
+/** Devnet accounts: 1..13 are agents holding test USDC, 17 and 18 settle, 19 is paid. */
+export const SETTLER_ACCOUNTS = [17, 18];
+export const PAY_TO_ACCOUNT = 19;
+
+export interface Gateway {
+  url: string;
+  app: HttpApp;
+  close(): Promise<void>;
+}
+
+export interface GatewayOptions {
+  routes: PaidRouteConfig[];
+  facilitator?: FacilitatorClient;
+  /** `null` runs without usage storage. */
+  storage?: HumanUsageStorage | null;
+  verifier?: PoUVerifier;
+}
+
+export interface Stack {
+  devnet: Devnet;
+  database: TestDatabase;
+  /** The gateway's schema. */
+  db: Kysely<any>;
+  storage: PostgresHumanUsageStorage;
+  nats: NatsConnection;
+  topology: Topology;
+  attestations: AttestationsApi;
+  network: `eip155:${number}`;
+  payTo: Address;
+  /** Every event the gateways published to NATS, in arrival order. */
+  events: CloudEvent<any>[];
+  facilitator: FacilitatorClient;
+  verifier(): PoUVerifier;
+  routesFile(routes: PaidRouteConfig[]): RoutesConfigFile;
+  /** Writes a routes file for a gateway process and returns its path. */
+  writeRoutesFile(routes: PaidRouteConfig[]): string;
+  startGateway(options: GatewayOptions): Promise<Gateway>;
+  usdcBalance(address: Address): Promise<bigint>;
+  agentKey(index: number): Hex;
+  close(): Promise<void>;
+}
+
+export async function startStack(label: string): Promise<Stack> {
+  const devnet = await startDevnet({ accounts: 20, usdcAccounts: 14 });
+  const database = await createTestDatabase(label);
+  const db = createDb<any>({ connectionString: database.url, schema: SCHEMA, max: 20 });
+  await migrateToLatest(db, { schema: SCHEMA, migrations });
+  const nats = await connectTestNats();
+  const topology = testTopology();
+  await ensureStreams(await jetstreamManager(nats), topology, ["PAYMENTS"]);
+  const events: CloudEvent<any>[] = [];
+  const subscription = nats.subscribe(`${topology.prefix}.payments.>`, {
+    callback: (_error, message) => {
+      events.push(message.json() as CloudEvent<any>);
+    },
+  });
+  const relay: OutboxRelay = startOutboxRelay({
+    db,
+    nats,
+    schema: SCHEMA,
+    logger,
+    connectionString: database.url,
+    pollIntervalMs: 100,
+  });
+  const attestations = await startAttestationsApi(database.url);
+  const network = `eip155:${devnet.chainId}` as const;
+  const payTo = devnet.accounts[PAY_TO_ACCOUNT].address;
+  const facilitator = createEvmFacilitatorClient({
+    rpcUrl: devnet.rpcUrl,
+    chain: devnet.chain,
+    privateKey: devnet.accounts[SETTLER_ACCOUNTS[0]].privateKey,
+  });
+  const storage = new PostgresHumanUsageStorage(db);
+  const gateways: Gateway[] = [];
+
+  const routesFile = (routes: PaidRouteConfig[]) =>
+    parseRoutesFile({
+      assets: { [network]: { address: devnet.addresses.usdc, name: "USD Coin", version: "2", decimals: 6 } },
+      routes,
+    });
+  const verifier = () =>
+    createPoUVerifier({
+      attestationsApiBaseUrl: attestations.attestationsUrl,
+      nullifierApiBaseUrl: attestations.nullifierUrl,
+    });
+
+  return {
+    devnet,
+    database,
+    db,
+    storage,
+    nats,
+    topology,
+    attestations,
+    network,
+    payTo,
+    events,
+    facilitator,
+    verifier,
+    routesFile,
+    writeRoutesFile(routes) {
+      const file = path.join(tmpdir(), `${database.name}-routes-${Math.random().toString(36).slice(2)}.json`);
+      writeFileSync(file, JSON.stringify(routesFile(routes)));
+      return file;
+    },
+    async startGateway(options) {
+      const app = await buildApp({
+        logger,
+        routesFile: routesFile(options.routes),
+        payTo,
+        facilitator: options.facilitator ?? facilitator,
+        verifier: options.verifier ?? verifier(),
+        storage: options.storage === null ? undefined : (options.storage ?? storage),
+        nonceStore: new PostgresNonceStore(db),
+        events: outboxPaymentEvents(db, topology, logger),
+        rateLimit: false,
+      });
+      const url = await app.listen({ port: 0, host: "127.0.0.1" });
+      const gateway = { url, app, close: () => app.close() };
+      gateways.push(gateway);
+      return gateway;
+    },
+    usdcBalance(address) {
+      return devnet.client.readContract({
+        address: devnet.addresses.usdc,
+        abi: ABIs.usdc,
+        functionName: "balanceOf",
+        args: [address],
+      }) as Promise<bigint>;
+    },
+    agentKey(index) {
+      return devnet.accounts[index].privateKey;
+    },
+    async close() {
+      await Promise.all(gateways.map((g) => g.close()));
+      await attestations.close();
+      await relay.stop();
+      subscription.unsubscribe();
+      await deleteTestStreams(nats, topology);
+      await nats.close();
+      await db.destroy();
+      await database.drop();
+      await devnet.stop();
+    },
+  };
+}
+
+/** Tiers priced in test USDC base units (6 decimals). */
+export function standardTier(network: string, amount: string): PaidRouteConfig["accepts"][number] {
+  return { scheme: "exact", network, price: `$${Number(amount) / 1e6}` };
+}
+
+export function humanTier(
+  network: string,
+  amount: string,
+  extra: { maxUse?: number; scope?: string; requiredAttestations?: string[] } = {},
+): PaidRouteConfig["accepts"][number] {
+  return {
+    scheme: "exact",
+    network,
+    price: `$${Number(amount) / 1e6}`,
+    extra: { requiredAttestations: ["$ownership"], ...extra },
+  };
+}
+
+export function demoRoute(
+  pathName: string,
+  accepts: PaidRouteConfig["accepts"],
+  extras: Partial<PaidRouteConfig> = {},
+): PaidRouteConfig {
+  return {
+    method: "GET",
+    path: pathName,
+    description: `test route ${pathName}`,
+    mimeType: "application/json",
+    accepts,
+    demo: { body: { route: pathName } },
+    ...extras,
+  };
+}
