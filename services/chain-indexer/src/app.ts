@@ -1,0 +1,20 @@
+import { createHttpApp, type HttpApp } from "@humanpass/http";
+import type { Logger } from "pino";
+import type { IndexerMetrics } from "./metrics";
+
+export interface AppDeps {
+  logger: Logger;
+  metrics: IndexerMetrics;
+  /** /readyz checks (Postgres, NATS, the chain RPC). */
+  readiness: Record<string, () => Promise<unknown>>;
+}
+
+/** Health, readiness and Prometheus metrics; the indexer itself has no API. */
+export async function buildApp(deps: AppDeps): Promise<HttpApp> {
+  const app = await createHttpApp({ logger: deps.logger, readiness: deps.readiness, rateLimit: false });
+  app.get("/metrics", { schema: { hide: true } }, async (_request, reply) => {
+    reply.header("content-type", deps.metrics.registry.contentType);
+    return deps.metrics.registry.metrics();
+  });
+  return app;
+}

@@ -1,0 +1,33 @@
+import { type Address, BaseError } from "viem";
+import { indexedEventsAbi } from "./abi";
+import type { ChainClient } from "./client";
+
+export type RegistryLog = Awaited<ReturnType<typeof fetchRegistryLogs>>[number];
+
+/** Logs of both schema registry revisions and of the attestation registry, in chain order. */
+export async function fetchRegistryLogs(
+  client: ChainClient,
+  addresses: Address[],
+  fromBlock: bigint,
+  toBlock: bigint,
+) {
+  const logs = await client.getLogs({
+    address: addresses,
+    events: indexedEventsAbi,
+    fromBlock,
+    toBlock,
+    strict: true,
+  });
+  return logs.sort((a, b) =>
+    a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1,
+  );
+}
+
+const RANGE_REFUSED =
+  /block range|range (is )?too (large|wide|big)|too many (blocks|results|logs)|limit exceeded|exceeds? (the )?(max|limit)|more than \d+ (results|logs)|response size|query returned more than/i;
+
+/** Whether the RPC refused eth_getLogs because the range or its result is too large (providers word it differently). */
+export function isRangeRefused(error: unknown): boolean {
+  if (!(error instanceof BaseError)) return false;
+  return RANGE_REFUSED.test(`${error.details ?? ""} ${error.shortMessage} ${error.message}`);
+}

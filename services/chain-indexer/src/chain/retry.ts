@@ -1,0 +1,77 @@
+import type { Logger } from "pino";
+import { BaseError, HttpRequestError, RpcRequestError, TimeoutError } from "viem";
+
+export interface RetryPolicy {
+  baseMs: number;
+  maxMs: number;
+}
+
+export class StoppedError extends Error {
+  override name = "StoppedError";
+}
+
+export type RpcErrorReason = "rate_limited" | "timeout" | "http" | "rpc" | "other";
+
+export function rpcErrorReason(error: unknown): RpcErrorReason {
+  const http = error instanceof BaseError ? error.walk((e) => e instanceof HttpRequestError) : undefined;
+  if (http instanceof HttpRequestError) return http.status === 429 ? "rate_limited" : "http";
+  if (error instanceof BaseError && error.walk((e) => e instanceof TimeoutError)) return "timeout";
+  if (error instanceof BaseError && error.walk((e) => e instanceof RpcRequestError)) return "rpc";
+  return "other";
+}
+
+/** Delay before attempt `attempt + 1`: exponential, capped, with jitter so many clients do not retry in step. */
+export function backoffDelay(policy: RetryPolicy, attempt: number, random = Math.random): number {
+  const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** (attempt - 1));
+  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+}
+
+export interface RetryOptions {
+  policy: RetryPolicy;
+  logger: Logger;
+  /** Counted per failed attempt (metrics). */
+  onError?: (reason: RpcErrorReason) => void;
+  /** Errors the caller handles itself (e.g. a range the RPC refuses as too large): thrown at once. */
+  isFinal?: (error: unknown) => boolean;
+  /** Aborting ends the wait and throws StoppedError. */
+  signal?: AbortSignal;
+}
+
+/** Runs an RPC step until it succeeds: RPC errors, timeouts and 429s are retried with back-off, each retry logged. */
+export async function withRetry<T>(what: string, fn: () => Promise<T>, options: RetryOptions): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    if (options.signal?.aborted) throw new StoppedError(`stopped before ${what}`);
+    try {
+      return await fn();
+    } catch (error) {
+      if (options.isFinal?.(error) || options.signal?.aborted) throw error;
+      const reason = rpcErrorReason(error);
+      options.onError?.(reason);
+      const delayMs = backoffDelay(options.policy, attempt);
+      options.logger.warn(
+        {
+          what,
+          attempt,
+          reason,
+          retryInMs: delayMs,
+          err: error instanceof BaseError ? error.shortMessage : String(error),
+        },
+        "RPC call failed; retrying",
+      );
+      await sleep(delayMs, options.signal);
+    }
+  }
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+  });
+}

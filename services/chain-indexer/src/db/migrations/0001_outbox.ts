@@ -1,0 +1,3 @@
+import { outboxMigration } from "@humanpass/events";
+
+export const outbox = outboxMigration;

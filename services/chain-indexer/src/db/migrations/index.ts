@@ -1,0 +1,8 @@
+import type { Migration } from "@humanpass/db";
+import { outbox } from "./0001_outbox";
+import { cursor } from "./0002_cursor";
+
+export const migrations: Record<string, Migration> = {
+  "0001_outbox": outbox,
+  "0002_cursor": cursor,
+};

@@ -1,0 +1,284 @@
+import type { Kysely } from "@humanpass/db";
+import { enqueue, type Topology } from "@humanpass/events";
+import type { Logger } from "pino";
+import type { Hex } from "viem";
+import { type OnChainAttestation, readAttestationBatch } from "./chain/attestations";
+import type { ChainClient } from "./chain/client";
+import { type BlockHeader, fetchHeaders } from "./chain/headers";
+import { fetchRegistryLogs, isRangeRefused } from "./chain/logs";
+import { type RetryOptions, StoppedError, sleep, withRetry } from "./chain/retry";
+import type { IndexerSettings } from "./config";
+import {
+  type Cursor,
+  CursorMovedError,
+  forgetAbove,
+  loadCursor,
+  moveCursor,
+  pruneBelow,
+  recentBlocks,
+  recordRange,
+} from "./db/progress";
+import { type ChainIndexerDb, SCHEMA } from "./db/schema";
+import { attestationIdsToRead, buildRangeEvents, SOURCE } from "./events/build";
+import type { IndexerMetrics } from "./metrics";
+import { ProgressReporter } from "./progress";
+
+export interface IndexerDeps {
+  db: Kysely<ChainIndexerDb>;
+  client: ChainClient;
+  topology: Topology;
+  settings: IndexerSettings;
+  logger: Logger;
+  metrics: IndexerMetrics;
+}
+
+export interface Indexer {
+  /** Runs until `stop`; RPC and database failures are retried, never fatal. */
+  start(): void;
+  stop(): Promise<void>;
+  /** One step: index the next confirmed range, roll back a reorg, or nothing when caught up. */
+  step(): Promise<StepResult>;
+  /** Resolves once the chain id matches the configuration; rejects when it does not. */
+  checkChain(): Promise<void>;
+}
+
+export type StepResult = "indexed" | "reverted" | "idle" | "retry";
+
+/** The chain moved while a range was being read; the range is read again. */
+class InconsistentRangeError extends Error {
+  override name = "InconsistentRangeError";
+}
+
+const ANCESTOR_PAGE = 100;
+
+export function createIndexer(deps: IndexerDeps): Indexer {
+  const { db, client, topology, settings, logger, metrics } = deps;
+  const { chainId } = settings;
+  const abort = new AbortController();
+  const progress = new ProgressReporter(logger, settings.progressLogIntervalMs);
+  const addresses = [...settings.schemaRegistries, settings.attestationRegistry];
+  let blockRange = settings.blockRange;
+  let loop: Promise<void> | undefined;
+
+  const retryOptions = (extra: Partial<RetryOptions> = {}): RetryOptions => ({
+    policy: settings.retry,
+    logger,
+    signal: abort.signal,
+    onError: (reason) => metrics.rpcErrors.inc({ reason }),
+    ...extra,
+  });
+  const rpc = <T>(what: string, fn: () => Promise<T>, extra?: Partial<RetryOptions>) =>
+    withRetry(what, fn, retryOptions(extra));
+
+  async function headers(numbers: bigint[]): Promise<Map<bigint, BlockHeader | null>> {
+    const unique = [...new Set(numbers)];
+    const found = await rpc("eth_getBlockByNumber", () => fetchHeaders(client, unique));
+    return new Map(unique.map((n, i) => [n, found[i] ?? null]));
+  }
+
+  /** Logs of [from, to]; the range shrinks while the RPC refuses it or it holds more than one commit should. */
+  async function logsOfRange(from: bigint, safe: bigint) {
+    for (;;) {
+      const to = minBig(from + blockRange - 1n, safe);
+      const before = (await headers([to])).get(to);
+      if (!before) throw new InconsistentRangeError(`block ${to} disappeared`);
+      try {
+        const logs = await rpc("eth_getLogs", () => fetchRegistryLogs(client, addresses, from, to), {
+          isFinal: isRangeRefused,
+        });
+        if (logs.length > settings.maxLogsPerCommit && to > from) {
+          blockRange = maxBig(1n, (to - from + 1n) / 2n);
+          continue;
+        }
+        // Grow back slowly after a shrink, up to the configured size.
+        if (blockRange < settings.blockRange) blockRange = minBig(settings.blockRange, blockRange * 2n);
+        return { to, logs, toHash: before.hash };
+      } catch (error) {
+        if (!isRangeRefused(error) || to === from) throw error;
+        blockRange = maxBig(1n, (to - from + 1n) / 2n);
+        logger.warn(
+          { from: Number(from), to: Number(to), nextRange: Number(blockRange) },
+          "RPC refused the log range; shrinking it",
+        );
+      }
+    }
+  }
+
+  async function readAttestations(ids: Hex[], blockNumber: bigint): Promise<Map<Hex, OnChainAttestation>> {
+    const chunks: Hex[][] = [];
+    for (let i = 0; i < ids.length; i += settings.readBatchSize)
+      chunks.push(ids.slice(i, i + settings.readBatchSize));
+    const results = new Map<Hex, OnChainAttestation>();
+    let next = 0;
+    const worker = async () => {
+      while (next < chunks.length) {
+        const chunk = chunks[next++]!;
+        const records = await rpc("getAttestation", () =>
+          readAttestationBatch(client, chunk, {
+            registry: settings.attestationRegistry,
+            multicallAddress: settings.multicallAddress,
+            blockNumber,
+          }),
+        );
+        chunk.forEach((id, i) => results.set(id, records[i]!));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(settings.readConcurrency, chunks.length) }, worker));
+    return results;
+  }
+
+  async function isCanonical(cursor: Cursor): Promise<boolean> {
+    const header = (await headers([cursor.blockNumber])).get(cursor.blockNumber);
+    return header?.hash === cursor.blockHash;
+  }
+
+  /** Finds the newest stored block still on the chain, emits blocks_reverted and moves the cursor back to it. */
+  async function rollBack(cursor: Cursor): Promise<void> {
+    let below = cursor.blockNumber + 1n;
+    let ancestor: { number: bigint; hash: Hex } | undefined;
+    while (!ancestor) {
+      const stored = await recentBlocks(db, chainId, below, ANCESTOR_PAGE);
+      if (stored.length === 0) {
+        throw new Error(
+          `reorg deeper than the ${settings.reorgWindowBlocks} blocks kept (no stored block below ${below} is canonical)`,
+        );
+      }
+      const onChain = await headers(stored.map((b) => b.number));
+      ancestor = stored.find((b) => onChain.get(b.number)?.hash === b.hash);
+      below = stored[stored.length - 1]!.number;
+    }
+    const found = ancestor;
+    const orphaned = await db.transaction().execute(async (trx) => {
+      const records = await forgetAbove(trx, chainId, found.number);
+      const ids = (kind: string) => records.filter((r) => r.kind === kind).map((r) => r.recordId);
+      await enqueue(trx, topology, SCHEMA, {
+        stream: "CHAIN",
+        source: SOURCE,
+        type: "blocks_reverted",
+        data: {
+          chainId,
+          fromBlock: Number(found.number + 1n),
+          toBlock: Number(cursor.blockNumber),
+          attestationIds: ids("attestation"),
+          revokedAttestationIds: ids("revocation"),
+          schemaIds: ids("schema"),
+        },
+      });
+      await moveCursor(trx, chainId, cursor, { blockNumber: found.number, blockHash: found.hash });
+      return records.length;
+    });
+    metrics.reorgs.inc();
+    metrics.records.inc({ type: "blocks_reverted" });
+    metrics.indexedBlock.set(Number(found.number));
+    logger.warn(
+      {
+        fromBlock: Number(found.number + 1n),
+        toBlock: Number(cursor.blockNumber),
+        orphanedRecords: orphaned,
+      },
+      "chain reorganization below the confirmation depth: orphaned blocks reverted, indexing the canonical ones",
+    );
+  }
+
+  async function step(): Promise<StepResult> {
+    const cursor = await loadCursor(db, chainId);
+    const head = await rpc("eth_blockNumber", () => client.getBlockNumber({ cacheTime: 0 }));
+    metrics.headBlock.set(Number(head));
+    const safe = head - settings.confirmations;
+    const from = cursor ? cursor.blockNumber + 1n : settings.startBlock;
+    if (cursor) metrics.headLag.set(Number(head - cursor.blockNumber));
+    if (from > safe) {
+      if (cursor && !(await isCanonical(cursor))) {
+        await rollBack(cursor);
+        return "reverted";
+      }
+      return "idle";
+    }
+
+    const { to, logs, toHash } = await logsOfRange(from, safe);
+    const seen = await headers([from, to, ...logs.map((l) => l.blockNumber)]);
+    const fromHeader = seen.get(from);
+    if (cursor && fromHeader && fromHeader.parentHash !== cursor.blockHash) {
+      await rollBack(cursor);
+      return "reverted";
+    }
+    const consistent =
+      fromHeader &&
+      seen.get(to)?.hash === toHash &&
+      logs.every((l) => seen.get(l.blockNumber)?.hash === l.blockHash);
+    if (!consistent) throw new InconsistentRangeError(`blocks ${from}-${to} changed while they were read`);
+
+    const attestations = await readAttestations(attestationIdsToRead(logs), to);
+    const blockHeaders = new Map([...seen].filter((e): e is [bigint, BlockHeader] => e[1] !== null));
+    const built = buildRangeEvents({ chainId, logs, headers: blockHeaders, attestations });
+    const stored = [
+      { number: to, hash: toHash },
+      ...[...new Map(logs.map((l) => [l.blockNumber, l.blockHash])).entries()]
+        .filter(([n]) => n !== to)
+        .map(([number, hash]) => ({ number, hash })),
+    ];
+    await db.transaction().execute(async (trx) => {
+      await enqueue(trx, topology, SCHEMA, built.events);
+      await recordRange(trx, chainId, stored, built.emitted);
+      await moveCursor(trx, chainId, cursor, { blockNumber: to, blockHash: toHash });
+      await pruneBelow(trx, chainId, to - settings.reorgWindowBlocks);
+    });
+
+    metrics.indexedBlock.set(Number(to));
+    metrics.headLag.set(Number(head - to));
+    metrics.records.inc({ type: "schema_registered" }, built.counts.schemas);
+    metrics.records.inc({ type: "attestation_recorded" }, built.counts.attestations);
+    metrics.records.inc({ type: "attestation_revoked" }, built.counts.revocations);
+    progress.committed(to, safe, built.events.length);
+    logger.debug({ from: Number(from), to: Number(to), events: built.events.length }, "range indexed");
+    return "indexed";
+  }
+
+  async function checkChain(): Promise<void> {
+    const actual = await rpc("eth_chainId", () => client.getChainId());
+    if (actual !== chainId)
+      throw new Error(`RPC serves chain id ${actual}, configured CHAIN_ID is ${chainId}`);
+  }
+
+  async function run(): Promise<void> {
+    let failures = 0;
+    while (!abort.signal.aborted) {
+      try {
+        const result = await step();
+        failures = 0;
+        if (result === "idle") await sleep(settings.pollIntervalMs, abort.signal);
+      } catch (error) {
+        if (error instanceof StoppedError || abort.signal.aborted) break;
+        failures++;
+        const delayMs = Math.min(settings.retry.maxMs, settings.retry.baseMs * 2 ** Math.min(failures, 16));
+        const level =
+          error instanceof InconsistentRangeError || error instanceof CursorMovedError ? "warn" : "error";
+        logger[level](
+          { err: (error as Error).message, retryInMs: delayMs },
+          "indexing step failed; retrying",
+        );
+        await sleep(delayMs, abort.signal);
+      }
+    }
+  }
+
+  return {
+    step,
+    checkChain,
+    start() {
+      loop ??= run();
+    },
+    async stop() {
+      abort.abort();
+      await loop;
+    },
+  };
+}
+
+function minBig(a: bigint, b: bigint): bigint {
+  return a < b ? a : b;
+}
+
+function maxBig(a: bigint, b: bigint): bigint {
+  return a > b ? a : b;
+}

@@ -1,0 +1,49 @@
+import type { Kysely } from "@humanpass/db";
+import { runService } from "@humanpass/service";
+import { buildApp } from "./app";
+import { createChainClient } from "./chain/client";
+import { ChainIndexerEnv, indexerSettings } from "./config";
+import { migrations } from "./db/migrations";
+import { type ChainIndexerDb, SCHEMA } from "./db/schema";
+import { createIndexer } from "./indexer";
+import { createIndexerMetrics } from "./metrics";
+
+await runService({
+  name: "chain-indexer",
+  schema: SCHEMA,
+  migrations,
+  env: ChainIndexerEnv,
+  streams: ["CHAIN"],
+  publishes: true,
+  async start({ config, logger, db, topology, readiness }) {
+    const settings = indexerSettings(config);
+    const client = createChainClient(config.RPC_URL, { timeoutMs: config.RPC_TIMEOUT_MS });
+    const metrics = createIndexerMetrics();
+    const indexer = createIndexer({
+      db: db as Kysely<ChainIndexerDb>,
+      client,
+      topology,
+      settings,
+      logger,
+      metrics,
+    });
+    await indexer.checkChain();
+    const app = await buildApp({
+      logger,
+      metrics,
+      readiness: { ...readiness, rpc: () => client.getBlockNumber({ cacheTime: 0 }) },
+    });
+    indexer.start();
+    logger.info(
+      {
+        chainId: settings.chainId,
+        attestationRegistry: settings.attestationRegistry,
+        schemaRegistries: settings.schemaRegistries,
+        startBlock: Number(settings.startBlock),
+        confirmations: Number(settings.confirmations),
+      },
+      "chain-indexer started",
+    );
+    return { app, port: config.PORT, host: config.HOST, stop: [["indexer", () => indexer.stop()]] };
+  },
+});
