@@ -25,7 +25,7 @@ export type FixtureAttestation = {
 
 export type StandInFixture = {
   attestations: FixtureAttestation[];
-  /** userId → nullifier; null answers 200 with a null nullifier, an absent userId answers 404. */
+  /** userId → nullifier; null answers 200 with a null nullifier; an absent userId answers 404 `Nullifier not found`, as services/attestations-api does. */
   nullifiers: Record<string, string | null>;
 };
 
@@ -39,8 +39,8 @@ export type AttestationsApiStandIn = {
   fixture: StandInFixture;
   /** Every request URL received, in order. */
   requests: URL[];
-  /** Answer every request with this status (e.g. 503) until set back to null. */
-  failWith(status: number | null): void;
+  /** Answer every request (or those whose path ends with `onlyPath`) with this status until set back to null. */
+  failWith(status: number | null, onlyPath?: string): void;
   /** Answer every request 200 with this JSON body (e.g. a malformed one) until set back to undefined. */
   answerWith(body: unknown): void;
   /** Wait this long before answering every request. */
@@ -150,6 +150,7 @@ function answerNullifier(url: URL, fixture: StandInFixture, res: ServerResponse)
 export async function startAttestationsApiStandIn(fixture: StandInFixture): Promise<AttestationsApiStandIn> {
   const requests: URL[] = [];
   let failure: number | null = null;
+  let failurePath = "";
   let fixedBody: unknown;
   let delayMs = 0;
 
@@ -157,7 +158,8 @@ export async function startAttestationsApiStandIn(fixture: StandInFixture): Prom
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     requests.push(url);
     const answer = () => {
-      if (failure !== null) send(res, failure, { message: "unavailable" });
+      if (failure !== null && url.pathname.endsWith(failurePath))
+        send(res, failure, { message: "unavailable" });
       else if (fixedBody !== undefined) send(res, 200, fixedBody);
       else if (req.method !== "GET") send(res, 405, { message: "method not allowed" });
       else if (url.pathname === "/api/v1/attestations") answerList(url, fixture, res);
@@ -178,8 +180,9 @@ export async function startAttestationsApiStandIn(fixture: StandInFixture): Prom
     nullifierUrl: `${baseUrl}/nullifier`,
     fixture,
     requests,
-    failWith(status) {
+    failWith(status, onlyPath = "") {
       failure = status;
+      failurePath = onlyPath;
     },
     answerWith(body) {
       fixedBody = body;

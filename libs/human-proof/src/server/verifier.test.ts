@@ -93,10 +93,17 @@ describe("createPoUVerifier", () => {
     ).toBeNull();
   });
 
-  it("throws, never answers null, when the nullifier endpoint answers an error status", async () => {
-    await expect(verifier().lookupHuman(didFromAddress(agentWithoutNullifier, "main"), "x")).rejects.toThrow(
-      /404/,
-    );
+  it("returns null when the nullifier endpoint answers 404 (no uniqueness verification known)", async () => {
+    expect(await verifier().lookupHuman(didFromAddress(agentWithoutNullifier, "main"), "x")).toBeNull();
+  });
+
+  it("throws, never answers null, when the nullifier endpoint answers another error status", async () => {
+    api.failWith(503, "/nullifier");
+    try {
+      await expect(verifier().lookupHuman(didFromAddress(pairedAgent, "main"), "x")).rejects.toThrow(/503/);
+    } finally {
+      api.failWith(null);
+    }
   });
 
   it("throws when the API answers 503, and works again once it recovers", async () => {

@@ -39,7 +39,14 @@ function asOwnershipRecord(item: unknown): OwnershipRecord {
 async function fetchNullifier(baseUrl: string, userId: string, timeoutMs: number): Promise<string | null> {
   const url = new URL(baseUrl);
   url.searchParams.set("userId", userId);
-  const body = (await getJson(url, timeoutMs)) as { nullifier?: unknown } | null;
+  let body: { nullifier?: unknown } | null;
+  try {
+    body = (await getJson(url, timeoutMs)) as { nullifier?: unknown } | null;
+  } catch (error) {
+    // 404 is the API's answer "no uniqueness verification known for this person": no nullifier resolves.
+    if (error instanceof AttestationsApiError && error.status === 404) return null;
+    throw error;
+  }
   const nullifier = body && typeof body === "object" ? body.nullifier : undefined;
   return typeof nullifier === "string" && nullifier !== "" ? nullifier : null;
 }
