@@ -7,6 +7,7 @@
 //   BENCH_SECONDS (default 10) per phase, BENCH_CONCURRENCY (default 32), BENCH_AGENTS (default 64).
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -110,6 +111,16 @@ async function until<T>(
 }
 
 const ready = (url: string) => until(`${url}/readyz`, async () => (await fetch(`${url}/readyz`)).ok);
+
+/** CPU time (user + system) a process has used, in ms, from /proc (Linux); undefined elsewhere. */
+function cpuMs(pid: number | undefined): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return undefined;
+  }
+}
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -222,6 +233,7 @@ try {
     const latencies: number[] = [];
     let failures = 0;
     let next = 0;
+    const cpuBefore = cpuMs(service.pid);
     const started = performance.now();
     const deadline = started + SECONDS * 1000;
     await Promise.all(
@@ -237,11 +249,16 @@ try {
       }),
     );
     const elapsed = (performance.now() - started) / 1000;
+    const cpuAfter = cpuMs(service.pid);
+    const cpuPerClaim =
+      cpuBefore === undefined || cpuAfter === undefined
+        ? ""
+        : `, agent-auth CPU ${((cpuAfter - cpuBefore) / latencies.length).toFixed(2)} ms/claim`;
     latencies.sort((a, b) => a - b);
     results.push(
       `cache ${cache ? "on " : "off"}: ${(latencies.length / elapsed).toFixed(0)} claims/s, ` +
         `p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms ` +
-        `(${latencies.length} claims in ${elapsed.toFixed(1)} s, concurrency ${CONCURRENCY}, ${failures} failed)`,
+        `(${latencies.length} claims in ${elapsed.toFixed(1)} s, concurrency ${CONCURRENCY}, ${failures} failed${cpuPerClaim})`,
     );
     process.stdout.write(`${results.at(-1)}\n`);
     await stopService(service);

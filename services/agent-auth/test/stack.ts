@@ -1,0 +1,395 @@
+/**
+ * Everything the end-to-end tests run against, all real and local: a devnet with the registries, the
+ * chain-indexer (its own process, as deployed), the attestations-api (built in-process from its app.ts, so a test
+ * can stop and restart it), Postgres (one database per test file, one schema per service), NATS JetStream (own
+ * stream prefix) and agent-auth apps built from app.ts with the real registry client.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
+import {
+  type Devnet,
+  identityFromAddress,
+  recordAttestation,
+  registerSchema,
+  revokeAttestation,
+  startDevnet,
+} from "@humanpass/devnet";
+import {
+  type CloudEvent,
+  createCloudEvent,
+  ensureStreams,
+  jetstreamManager,
+  type NatsConnection,
+  type OutboxRelay,
+  type RunningConsumer,
+  startOutboxRelay,
+  subjectOf,
+  type Topology,
+  type UniquenessVerifiedData,
+} from "@humanpass/events";
+import type { HttpApp } from "@humanpass/http";
+import {
+  connectTestNats,
+  createTestDatabase,
+  deleteTestStreams,
+  eventually,
+  freePort,
+  REPO_ROOT,
+  type TestDatabase,
+  testNatsUrl,
+  testTopology,
+} from "@humanpass/testing";
+import { jetstream } from "@nats-io/jetstream";
+import type { Hex } from "viem";
+import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
+import { buildApp as buildAttestationsApi } from "../../attestations-api/src/app";
+import { SCHEMA as API_SCHEMA } from "../../attestations-api/src/config";
+import { migrations as apiMigrations } from "../../attestations-api/src/db/migrations";
+import { startReadModelConsumers } from "../../attestations-api/src/events/consumers";
+import {
+  type AgentAuthDb,
+  buildApp,
+  type Clock,
+  createRegistry,
+  migrations,
+  SCHEMA,
+  startCacheInvalidation,
+} from "../src";
+import { logger, testTerms } from "./harness";
+
+export interface AgentAuthOptions {
+  /** Positive-lookup cache lifetime; 0 turns it off. */
+  cacheTtlMs?: number;
+  oneClaimPerHuman?: boolean;
+  /** Drop cached lookups on chain.attestation_revoked (one app per schema at a time: see the report). */
+  invalidation?: boolean;
+  /** Where the app reads the registry; the API itself by default. */
+  apiUrl?: string;
+  clock?: Clock;
+}
+
+export interface RunningApp {
+  url: string;
+  app: HttpApp;
+  close(): Promise<void>;
+}
+
+export interface Human {
+  account: PrivateKeyAccount;
+  did: string;
+  userId: string;
+  nullifier: string;
+}
+
+export interface Stack {
+  devnet: Devnet;
+  database: TestDatabase;
+  db: Kysely<AgentAuthDb>;
+  nats: NatsConnection;
+  topology: Topology;
+  ownershipSchema: Hex;
+  /** Base address of the attestations API (…/api/v1). */
+  apiUrl: string;
+  /** Events agent-auth published, as NATS delivered them. */
+  events: CloudEvent<any>[];
+  startAgentAuth(options?: AgentAuthOptions): Promise<RunningApp>;
+  /** A person who passed the uniqueness check: their nullifier reaches the API as the verifier's event. */
+  verifiedHuman(): Promise<Human>;
+  /** Records on the devnet, through a relay account, that `human` paired `agent`; waits until the API lists it. */
+  pair(human: Human, agent: PrivateKeyAccount): Promise<Hex>;
+  /** Revokes the pairing on the devnet (the relay, its attester address, sends it). */
+  revoke(attestationId: Hex): Promise<void>;
+  stopApi(): Promise<void>;
+  startApi(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The devnet account that submits pairings for humans (the identity skill's relay). */
+const RELAY_ACCOUNT = 1;
+
+export async function startStack(label: string): Promise<Stack> {
+  const devnet = await startDevnet({ accounts: 4, usdcAccounts: 0 });
+  const cleanups: Array<() => Promise<unknown>> = [() => devnet.stop()];
+  const close = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+  };
+  try {
+    const { id: ownershipSchema } = await registerSchema(devnet, {
+      name: "AgentOwnership",
+      schema: "bytes data",
+      revocable: true,
+    });
+    const database = await createTestDatabase(label);
+    cleanups.push(() => database.drop());
+    const nats = await connectTestNats();
+    const topology = testTopology();
+    cleanups.push(async () => {
+      await deleteTestStreams(nats, topology);
+      await nats.close();
+    });
+    await ensureStreams(await jetstreamManager(nats), topology, ["CHAIN", "VERIFIER", "AGENT_AUTH"]);
+
+    const events: CloudEvent<any>[] = [];
+    const subscription = nats.subscribe(`${topology.prefix}.agent_auth.>`, {
+      callback: (_error, message) => {
+        events.push(message.json() as CloudEvent<any>);
+      },
+    });
+    cleanups.push(async () => subscription.unsubscribe());
+
+    const indexer = await startChainIndexer(devnet, database.url, topology);
+    cleanups.push(() => indexer.stop());
+
+    const apiDb = createDb<any>({ connectionString: database.url, schema: API_SCHEMA, max: 6 });
+    cleanups.push(() => apiDb.destroy());
+    await migrateToLatest(apiDb, { schema: API_SCHEMA, migrations: apiMigrations });
+    const apiConsumers = await startReadModelConsumers({ db: apiDb, nats, topology, logger });
+    cleanups.push(() => Promise.all(apiConsumers.map((c) => c.stop())));
+    const apiPort = await freePort();
+    const apiUrl = `http://127.0.0.1:${apiPort}/api/v1`;
+    let api: HttpApp | undefined;
+    const startApi = async () => {
+      api = await buildAttestationsApi({ db: apiDb, logger, rateLimit: false });
+      await api.listen({ port: apiPort, host: "127.0.0.1" });
+    };
+    const stopApi = async () => {
+      await api?.close();
+      api = undefined;
+    };
+    await startApi();
+    cleanups.push(stopApi);
+
+    const db = createDb<AgentAuthDb>({ connectionString: database.url, schema: SCHEMA, max: 20 });
+    cleanups.push(() => db.destroy());
+    await migrateToLatest(db, { schema: SCHEMA, migrations });
+    const relay: OutboxRelay = startOutboxRelay({
+      db,
+      nats,
+      schema: SCHEMA,
+      logger,
+      connectionString: database.url,
+      pollIntervalMs: 100,
+    });
+    cleanups.push(() => relay.stop());
+
+    const apps: RunningApp[] = [];
+    cleanups.push(() => Promise.all(apps.map((a) => a.close())));
+    let humans = 0;
+
+    return {
+      devnet,
+      database,
+      db,
+      nats,
+      topology,
+      ownershipSchema,
+      apiUrl,
+      events,
+      stopApi,
+      startApi,
+      close,
+
+      async startAgentAuth(options = {}) {
+        const terms = testTerms(ownershipSchema);
+        const clock = options.clock ?? Date.now;
+        const { resolver, cache } = createRegistry({
+          attestationsApiUrl: options.apiUrl ?? apiUrl,
+          timeoutMs: 1_000,
+          retries: 2,
+          ownershipSchema: terms.ownershipSchema,
+          cacheTtlMs: options.cacheTtlMs ?? 600_000,
+          cacheMaxEntries: 1_000,
+          clock,
+          logger,
+        });
+        const app = await buildApp({
+          logger,
+          db,
+          topology,
+          terms,
+          resolver,
+          clock,
+          oneClaimPerHuman: options.oneClaimPerHuman ?? false,
+          rateLimit: false,
+        });
+        const url = await app.listen({ port: 0, host: "127.0.0.1" });
+        let consumers: RunningConsumer[] = [];
+        if (options.invalidation) {
+          consumers = await startCacheInvalidation({
+            db,
+            nats,
+            topology,
+            cache,
+            logger,
+            instanceId: `e2e-${apps.length}`,
+          });
+        }
+        const running: RunningApp = {
+          url,
+          app,
+          async close() {
+            for (const c of consumers) await c.stop();
+            await app.close();
+          },
+        };
+        apps.push(running);
+        return running;
+      },
+
+      async verifiedHuman() {
+        const account = privateKeyToAccount(generatePrivateKey());
+        const identity = identityFromAddress(account.address);
+        humans++;
+        const human: Human = {
+          account,
+          did: identity.did,
+          userId: identity.iden3Id.toString(),
+          nullifier: (10n ** 30n + BigInt(humans) * 7_919n).toString(),
+        };
+        const data: UniquenessVerifiedData = {
+          sessionId: humans,
+          nullifier: human.nullifier,
+          nullifierSessionId: "20261122",
+          userDid: human.did,
+          userId: human.userId,
+          verifiedAt: new Date().toISOString(),
+        };
+        const event = createCloudEvent({ source: "verifier", type: "uniqueness_verified", data });
+        await jetstream(nats).publish(
+          subjectOf(topology, "VERIFIER", "uniqueness_verified"),
+          JSON.stringify(event),
+          {
+            msgID: event.id,
+          },
+        );
+        await eventually(async () => (await fetch(`${apiUrl}/nullifier?userId=${human.userId}`)).ok, 20_000);
+        return human;
+      },
+
+      async pair(human, agent) {
+        const { did, iden3Id } = identityFromAddress(human.account.address);
+        const { id } = await recordAttestation(
+          devnet,
+          {
+            schemaId: ownershipSchema,
+            attester: { did, iden3Id },
+            recipient: identityFromAddress(agent.address),
+            revocable: true,
+          },
+          { from: devnet.accounts[RELAY_ACCOUNT]!.address },
+        );
+        await eventually(async () => (await fetch(`${apiUrl}/attestations/${id}`)).ok, 20_000);
+        return id;
+      },
+
+      async revoke(attestationId) {
+        await revokeAttestation(devnet, attestationId);
+      },
+    };
+  } catch (e) {
+    await close();
+    throw e;
+  }
+}
+
+/** The chain-indexer as its own process (its main.ts), indexing every block at once. */
+async function startChainIndexer(
+  devnet: Devnet,
+  databaseUrl: string,
+  topology: Topology,
+): Promise<{ stop(): Promise<void> }> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ["--import", "tsx", path.join(REPO_ROOT, "services/chain-indexer/src/main.ts")],
+    {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        NATS_URL: testNatsUrl(),
+        EVENTS_PREFIX: topology.prefix,
+        LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        RPC_URL: devnet.rpcUrl,
+        CHAIN_ID: String(devnet.chainId),
+        ATTESTATION_REGISTRY_ADDRESS: devnet.addresses.attestationRegistry,
+        SCHEMA_REGISTRY_ADDRESSES: `${devnet.addresses.schemaRegistry},${devnet.addresses.legacySchemaRegistry}`,
+        CONFIRMATIONS: "0",
+        POLL_INTERVAL_MS: "100",
+      },
+      stdio: ["ignore", "ignore", "inherit"],
+    },
+  );
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    await exited;
+  };
+  try {
+    await eventually(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`chain-indexer exited with ${child.exitCode}`);
+        return (await fetch(`http://127.0.0.1:${port}/healthz`)).ok;
+      },
+      60_000,
+      200,
+    );
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { stop };
+}
+
+export interface FaultyProxy {
+  /** Base address that forwards to the API (…/api/v1). */
+  apiUrl: string;
+  /** Paths under /api/v1 answered with a fault instead of being forwarded. */
+  faults: Map<string, "unavailable" | "no-data-array">;
+  close(): Promise<void>;
+}
+
+/** Forwards to the real API, except for the paths a test tells it to break. */
+export async function startFaultyProxy(targetApiUrl: string): Promise<FaultyProxy> {
+  const target = new URL(targetApiUrl);
+  const faults = new Map<string, "unavailable" | "no-data-array">();
+  const server = http.createServer((req, res) => {
+    const route = new URL(req.url!, "http://proxy").pathname.replace(/^\/api\/v1/, "");
+    const fault = faults.get(route);
+    if (fault === "unavailable") {
+      res
+        .writeHead(503, { "content-type": "application/json" })
+        .end(JSON.stringify({ message: "Service Unavailable" }));
+      return;
+    }
+    if (fault === "no-data-array") {
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ totalItems: 0, data: null }));
+      return;
+    }
+    const upstream = http.request(
+      { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on("error", () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`,
+    faults,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
