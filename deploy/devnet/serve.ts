@@ -1,13 +1,13 @@
 /**
  * The devnet as a container: the Hardhat node of @humanpass/devnet (chain id 45056, registries, test USDC and
- * Multicall3 deployed at fixed addresses), the AgentOwnership schema registered, and the node's loopback RPC
- * forwarded to 0.0.0.0:DEVNET_PORT so the other containers reach it. Addresses go to stdout and to
- * DEVNET_ADDRESSES_FILE when set.
+ * Multicall3 deployed at fixed addresses), seeded with the demo data `make up` uses (AgentOwnership and Review
+ * schemas, humans paired with agents), and the node's loopback RPC forwarded to 0.0.0.0:DEVNET_PORT so the other
+ * containers reach it. Addresses and the seed go to stdout and to DEVNET_ADDRESSES_FILE when set.
  */
 import { writeFileSync } from "node:fs";
 import net from "node:net";
-import { registerSchema, startDevnet } from "@humanpass/devnet";
-import { zeroAddress } from "viem";
+import { seedDemo, seedToJson, startDevnet } from "@humanpass/devnet";
+import { composeDevnetEnv } from "./compose-env";
 
 const port = Number(process.env.DEVNET_PORT ?? 8545);
 const log = (msg: string, fields: Record<string, unknown> = {}) =>
@@ -16,12 +16,7 @@ const log = (msg: string, fields: Record<string, unknown> = {}) =>
   );
 
 const devnet = await startDevnet({ port: 0 });
-const ownership = await registerSchema(devnet, {
-  name: "AgentOwnership",
-  schema: "bytes data",
-  resolver: zeroAddress,
-  revocable: false,
-});
+const seed = await seedDemo(devnet);
 const upstream = new URL(devnet.rpcUrl);
 
 // Hardhat 2 binds the loopback interface only; a plain TCP relay exposes it without patching the node.
@@ -38,7 +33,8 @@ const summary = {
   rpcUrl: `http://0.0.0.0:${(server.address() as net.AddressInfo).port}`,
   chainId: devnet.chainId,
   ...devnet.addresses,
-  agentOwnershipSchemaId: ownership.id,
+  seed: seedToJson(seed),
+  serviceEnv: composeDevnetEnv(devnet, seed),
   deployer: devnet.accounts[0]!.address,
 };
 if (process.env.DEVNET_ADDRESSES_FILE)

@@ -1,7 +1,7 @@
 /**
  * Applies the migrations of the named services (all five when none is named) to DATABASE_URL, each inside its
  * own schema, exactly as the services do at start-up (advisory-locked, so it is safe while they run).
- * Used by the Kubernetes migration Job: `node --import tsx deploy/migrate/run.ts <service>…`.
+ * Used by the Kubernetes migration Job: `tsx deploy/migrate/run.ts <service>…` (tsx is on the images' PATH).
  */
 import { createDb, ensureDatabase, type Migration, migrateToLatest } from "@humanpass/db";
 

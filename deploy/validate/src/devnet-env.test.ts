@@ -1,0 +1,27 @@
+import { readFileSync } from "node:fs";
+import { type DemoSeed, type Devnet, seedDemo, startDevnet } from "@humanpass/devnet";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { composeDevnetEnv } from "../../devnet/compose-env";
+import { repoPath } from "./paths";
+
+describe("docker-compose.yml and the devnet", () => {
+  let devnet: Devnet;
+  let seed: DemoSeed;
+
+  beforeAll(async () => {
+    devnet = await startDevnet({ accounts: 10 });
+    seed = await seedDemo(devnet);
+  });
+
+  afterAll(async () => {
+    await devnet?.stop();
+  });
+
+  it("carries the addresses, keys and schema id the devnet container produces", () => {
+    const compose = parse(readFileSync(repoPath("docker-compose.yml"), "utf8"), { merge: true });
+    for (const [service, env] of Object.entries(composeDevnetEnv(devnet, seed))) {
+      expect(compose.services[service].environment, service).toMatchObject(env);
+    }
+  });
+});
