@@ -1,6 +1,7 @@
 import type { Kysely } from "@humanpass/db";
 import { createHttpApp, type HttpApp } from "@humanpass/http";
 import type { Logger } from "@humanpass/telemetry";
+import type { ReadPool } from "./db/prepared";
 import type { Database } from "./db/types";
 import { attestationRoutes } from "./routes/attestations";
 import { healthRoutes } from "./routes/health";
@@ -13,7 +14,10 @@ import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "./routes/shapes";
 export const API_PREFIX = "/api/v1";
 
 export interface AppDeps {
+  /** Builds the read queries. */
   db: Kysely<Database>;
+  /** Runs them as prepared statements: a pool on the service's schema (`createPool` of @humanpass/db); without one, they run unprepared through `db`. */
+  pool?: ReadPool;
   logger: Logger;
   readiness?: Record<string, () => Promise<unknown>>;
   corsOrigins?: string[];
@@ -49,7 +53,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     rateLimit: deps.rateLimit ? { ...deps.rateLimit, exempt: [`${API_PREFIX}/healthCheck`] } : false,
     openapi: { title: "humanpass attestations API", version: "1.0.0", description: DESCRIPTION },
   });
-  const routeDeps = { db: deps.db };
+  const routeDeps = { db: deps.db, pool: deps.pool };
   await app.register(
     async (api) => {
       const scoped = api as unknown as HttpApp;

@@ -1,4 +1,5 @@
 import { splitList } from "@humanpass/config";
+import { createPool } from "@humanpass/db";
 import { runService } from "@humanpass/service";
 import { buildApp } from "./app";
 import { AttestationsApiEnv, SCHEMA, SERVICE_NAME } from "./config";
@@ -13,8 +14,17 @@ await runService({
   streams: ["CHAIN", "VERIFIER"],
   publishes: false,
   async start({ config, logger, db, nats, topology, readiness }) {
+    // Reads run as prepared statements, which kysely's driver cannot do: a second pool, for the routes only.
+    const pool = createPool({
+      connectionString: config.DATABASE_URL,
+      schema: SCHEMA,
+      max: config.DB_POOL_MAX,
+      applicationName: `${SERVICE_NAME}-read`,
+    });
+    pool.on("error", (err) => logger.warn({ err: err.message }, "idle read connection lost"));
     const app = await buildApp({
       db,
+      pool,
       logger,
       readiness,
       corsOrigins: splitList(config.CORS_ORIGINS),
@@ -30,6 +40,6 @@ await runService({
       logger,
       durables: { chain: config.CHAIN_DURABLE, verifier: config.VERIFIER_DURABLE },
     });
-    return { app, port: config.PORT, host: config.HOST, consumers };
+    return { app, port: config.PORT, host: config.HOST, consumers, stop: [["read pool", () => pool.end()]] };
   },
 });

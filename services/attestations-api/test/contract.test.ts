@@ -681,7 +681,12 @@ describe("health, CORS, OpenAPI", () => {
 
 describe("rate limiting", () => {
   it("answers 429 with Retry-After past the limit, per client, and never limits /healthCheck", async () => {
-    const app = await buildApp({ db: h.db, logger, rateLimit: { max: 3, timeWindowMs: 60_000 } });
+    const app = await buildApp({
+      db: h.db,
+      pool: h.pool,
+      logger,
+      rateLimit: { max: 3, timeWindowMs: 60_000 },
+    });
     try {
       const from = (ip: string) => ({ method: "GET" as const, url: api("/schemas"), remoteAddress: ip });
       for (let i = 0; i < 3; i++) expect((await app.inject(from("10.0.0.1"))).statusCode).toBe(200);

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
+import { createDb, createPool, type Kysely, migrateToLatest } from "@humanpass/db";
 import type {
   AttestationRecordedData,
   AttestationRevokedData,
@@ -34,6 +34,7 @@ import { encodeAbiParameters, getAddress, type Hex } from "viem";
 import { type AppDeps, buildApp } from "../src/app";
 import { SCHEMA } from "../src/config";
 import { migrations } from "../src/db/migrations";
+import type { ReadPool } from "../src/db/prepared";
 import type { Database } from "../src/db/types";
 import { startReadModelConsumers } from "../src/events/consumers";
 
@@ -43,6 +44,7 @@ export const CHAIN_ID = 45056;
 export interface Harness {
   database: TestDatabase;
   db: Kysely<Database>;
+  pool: ReadPool;
   nats: NatsConnection;
   topology: Topology;
   app: HttpApp;
@@ -64,8 +66,10 @@ export async function startHarness(label: string, appOptions: Partial<AppDeps> =
   const topology = testTopology();
   await ensureStreams(await jetstreamManager(nats), topology, ["CHAIN", "VERIFIER"]);
   const consumers = await startReadModelConsumers({ db, nats, topology, logger });
+  const pool = createPool({ connectionString: database.url, schema: SCHEMA, max: 4 });
   const app = await buildApp({
     db,
+    pool,
     logger,
     rateLimit: false,
     corsOrigins: ["https://app.example"],
@@ -93,6 +97,7 @@ export async function startHarness(label: string, appOptions: Partial<AppDeps> =
   return {
     database,
     db,
+    pool,
     nats,
     topology,
     app,
@@ -106,6 +111,7 @@ export async function startHarness(label: string, appOptions: Partial<AppDeps> =
     },
     async close() {
       await app.close();
+      await pool.end();
       for (const c of consumers) await c.stop();
       await deleteTestStreams(nats, topology);
       await nats.close();

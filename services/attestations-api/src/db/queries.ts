@@ -1,5 +1,6 @@
 import { type Kysely, sql } from "@humanpass/db";
 import type { Expression, ExpressionBuilder, SqlBool } from "kysely";
+import { type ReadPool, runPrepared } from "./prepared";
 import type { Database } from "./types";
 
 export interface PageRequest {
@@ -15,6 +16,18 @@ export interface Page<T> {
 
 type AttestationScope = ExpressionBuilder<Database & { a: Database["attestations"] }, "a">;
 export type AttestationFilter = (eb: AttestationScope) => Expression<SqlBool>;
+
+/**
+ * Written as a literal, not a bound parameter: the partial indexes are `where not revoked`, and a generic plan of a
+ * prepared statement can only use them when the query states the same predicate itself.
+ */
+const listed = sql<boolean>`not a.revoked`;
+
+/** The read side: kysely builds the queries, the pool runs them as prepared statements. */
+export interface Reader {
+  db: Kysely<Database>;
+  pool?: ReadPool;
+}
 
 /** A schema's place in registration (chain) order, 1 for the first; computed so a reorg cannot leave gaps. */
 const schemaIndex = sql<string | null>`case when s.id is null then null else (
@@ -73,31 +86,33 @@ function attestationsWithSchema(db: Kysely<Database>) {
  * statement: new attestations only ever append, so the page boundaries a client walks never move.
  */
 export async function pageOfAttestations(
-  db: Kysely<Database>,
+  reader: Reader,
   filter: AttestationFilter,
   page: PageRequest,
 ): Promise<Page<AttestationRow>> {
-  const stats = db
+  const stats = reader.db
     .selectFrom("attestations as a")
-    .where("a.revoked", "=", false)
+    .where(listed)
     .where(filter)
     .select([
       sql<string>`count(*)`.as("total"),
       sql<string>`count(distinct a.attester_did)`.as("unique_attesters"),
     ]);
-  const items = attestationsWithSchema(db)
-    .where("a.revoked", "=", false)
+  const items = attestationsWithSchema(reader.db)
+    .where(listed)
     .where(filter as any)
     .orderBy("a.block_number")
     .orderBy("a.log_index")
     .orderBy("a.id")
     .limit(page.size)
     .offset((page.number - 1) * page.size);
-  const rows = (await db
-    .selectFrom(stats.as("c"))
-    .leftJoinLateral(items.as("p"), (join) => join.onTrue())
-    .selectAll()
-    .execute()) as unknown as Array<AttestationRow & { total: string; unique_attesters: string }>;
+  const rows = (await runPrepared(
+    reader,
+    reader.db
+      .selectFrom(stats.as("c"))
+      .leftJoinLateral(items.as("p"), (join) => join.onTrue())
+      .selectAll(),
+  )) as unknown as Array<AttestationRow & { total: string; unique_attesters: string }>;
   const first = rows[0];
   return {
     total: Number(first?.total ?? 0),
@@ -106,10 +121,9 @@ export async function pageOfAttestations(
   };
 }
 
-export async function findAttestation(db: Kysely<Database>, id: string): Promise<AttestationRow | undefined> {
-  return (await attestationsWithSchema(db).where("a.id", "=", id).executeTakeFirst()) as
-    | AttestationRow
-    | undefined;
+export async function findAttestation(reader: Reader, id: string): Promise<AttestationRow | undefined> {
+  const [row] = await runPrepared(reader, attestationsWithSchema(reader.db).where("a.id", "=", id));
+  return row as AttestationRow | undefined;
 }
 
 export interface SchemaRow {
@@ -140,53 +154,56 @@ function schemasWithCounts(db: Kysely<Database>) {
       "s.chain_id",
       "s.tx_hash",
       schemaIndex.as("schema_index"),
-      sql<string>`(select count(*) from attestations a where a.schema_id = s.id and not a.revoked)`.as(
+      sql<string>`(select count(*) from attestations a where a.schema_id = s.id and ${listed})`.as(
         "attestations_count",
       ),
     ]);
 }
 
-export async function pageOfSchemas(db: Kysely<Database>, page: PageRequest): Promise<Page<SchemaRow>> {
-  const [{ total }] = await db.selectFrom("schemas").select(sql<string>`count(*)`.as("total")).execute();
-  const rows = (await schemasWithCounts(db)
-    .orderBy("s.block_number")
-    .orderBy("s.log_index")
-    .orderBy("s.id")
-    .limit(page.size)
-    .offset((page.number - 1) * page.size)
-    .execute()) as SchemaRow[];
+export async function pageOfSchemas(reader: Reader, page: PageRequest): Promise<Page<SchemaRow>> {
+  const [{ total }] = await runPrepared(
+    reader,
+    reader.db.selectFrom("schemas").select(sql<string>`count(*)`.as("total")),
+  );
+  const rows = (await runPrepared(
+    reader,
+    schemasWithCounts(reader.db)
+      .orderBy("s.block_number")
+      .orderBy("s.log_index")
+      .orderBy("s.id")
+      .limit(page.size)
+      .offset((page.number - 1) * page.size),
+  )) as SchemaRow[];
   return { total: Number(total), unique: Number(total), rows };
 }
 
-export async function findSchema(db: Kysely<Database>, id: string): Promise<SchemaRow | undefined> {
-  return (await schemasWithCounts(db).where("s.id", "=", id).executeTakeFirst()) as SchemaRow | undefined;
+export async function findSchema(reader: Reader, id: string): Promise<SchemaRow | undefined> {
+  const [row] = await runPrepared(reader, schemasWithCounts(reader.db).where("s.id", "=", id));
+  return row as SchemaRow | undefined;
 }
 
-export async function findSchemasByName(
-  db: Kysely<Database>,
-  name: string,
-  limit: number,
-): Promise<SchemaRow[]> {
-  return (await schemasWithCounts(db)
-    .where(sql`lower(s.name)`, "=", name.toLowerCase())
-    .orderBy("s.block_number")
-    .orderBy("s.log_index")
-    .limit(limit)
-    .execute()) as SchemaRow[];
+export async function findSchemasByName(reader: Reader, name: string, limit: number): Promise<SchemaRow[]> {
+  return (await runPrepared(
+    reader,
+    schemasWithCounts(reader.db)
+      .where(sql`lower(s.name)`, "=", name.toLowerCase())
+      .orderBy("s.block_number")
+      .orderBy("s.log_index")
+      .limit(limit),
+  )) as SchemaRow[];
 }
 
-export async function findNullifier(db: Kysely<Database>, userId: string): Promise<string | undefined> {
-  const row = await db
-    .selectFrom("nullifiers")
-    .select("nullifier")
-    .where("user_id", "=", userId)
-    .executeTakeFirst();
+export async function findNullifier(reader: Reader, userId: string): Promise<string | undefined> {
+  const [row] = await runPrepared(
+    reader,
+    reader.db.selectFrom("nullifiers").select("nullifier").where("user_id", "=", userId),
+  );
   return row?.nullifier;
 }
 
 /** Which sides of listed attestations an identity value appears on. */
 export async function identitySides(
-  db: Kysely<Database>,
+  reader: Reader,
   columns: {
     attester: "attester_did" | "attester_address" | "attester_iden3_id";
     recipient: "recipient_did" | "recipient_address" | "recipient_iden3_id";
@@ -194,9 +211,10 @@ export async function identitySides(
   value: string,
 ): Promise<{ attester: boolean; recipient: boolean }> {
   const side = (column: string) =>
-    sql<boolean>`exists (select 1 from attestations where not revoked and ${sql.ref(column)} = ${value})`;
-  const row = await db
-    .selectNoFrom([side(columns.attester).as("attester"), side(columns.recipient).as("recipient")])
-    .executeTakeFirstOrThrow();
+    sql<boolean>`exists (select 1 from attestations a where ${listed} and ${sql.ref(`a.${column}`)} = ${value})`;
+  const [row] = await runPrepared(
+    reader,
+    reader.db.selectNoFrom([side(columns.attester).as("attester"), side(columns.recipient).as("recipient")]),
+  );
   return { attester: row.attester, recipient: row.recipient };
 }

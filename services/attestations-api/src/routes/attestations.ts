@@ -32,7 +32,7 @@ function filterOf(q: Filters): AttestationFilter {
   };
 }
 
-export async function attestationRoutes(app: HttpApp, { db }: RouteDeps): Promise<void> {
+export async function attestationRoutes(app: HttpApp, reader: RouteDeps): Promise<void> {
   app.get(
     "/attestations",
     {
@@ -49,7 +49,7 @@ export async function attestationRoutes(app: HttpApp, { db }: RouteDeps): Promis
     async (request) => {
       const q = request.query;
       const page = pageRequest(q);
-      return envelope(await pageOfAttestations(db, filterOf(q), page), page, attestationItem);
+      return envelope(await pageOfAttestations(reader, filterOf(q), page), page, attestationItem);
     },
   );
 
@@ -66,7 +66,7 @@ export async function attestationRoutes(app: HttpApp, { db }: RouteDeps): Promis
       },
     },
     async (request) => {
-      const row = await findAttestation(db, request.params.id.toLowerCase());
+      const row = await findAttestation(reader, request.params.id.toLowerCase());
       if (!row) throw new HttpError(404, "not_found", "Attestation not found");
       return attestationSingle(row);
     },

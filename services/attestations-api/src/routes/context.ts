@@ -1,6 +1,4 @@
-import type { Kysely } from "@humanpass/db";
-import type { Database } from "../db/types";
+import type { Reader } from "../db/queries";
 
-export interface RouteDeps {
-  db: Kysely<Database>;
-}
+/** What the routes read through: kysely to build queries, a pool to run them prepared. */
+export type RouteDeps = Reader;

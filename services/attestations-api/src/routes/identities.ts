@@ -42,7 +42,7 @@ export function resolveIdentity(identity: string) {
   }
 }
 
-export async function identityRoutes(app: HttpApp, { db }: RouteDeps): Promise<void> {
+export async function identityRoutes(app: HttpApp, reader: RouteDeps): Promise<void> {
   app.get(
     "/identities/:identity/attestations",
     {
@@ -69,7 +69,7 @@ export async function identityRoutes(app: HttpApp, { db }: RouteDeps): Promise<v
         ]);
       return {
         identity: identity.value,
-        ...envelope(await pageOfAttestations(db, filter, page), page, attestationItem),
+        ...envelope(await pageOfAttestations(reader, filter, page), page, attestationItem),
       };
     },
   );

@@ -4,7 +4,7 @@ import { findNullifier } from "../db/queries";
 import type { RouteDeps } from "./context";
 import { ErrorBody, Nullifier } from "./shapes";
 
-export async function nullifierRoutes(app: HttpApp, { db }: RouteDeps): Promise<void> {
+export async function nullifierRoutes(app: HttpApp, reader: RouteDeps): Promise<void> {
   app.get(
     "/nullifier",
     {
@@ -26,7 +26,7 @@ export async function nullifierRoutes(app: HttpApp, { db }: RouteDeps): Promise<
       if (!/^-?[0-9]+$/.test(userId))
         throw new HttpError(400, "invalid_request", "userId must be a valid integer");
       const canonical = BigInt(userId).toString();
-      const nullifier = await findNullifier(db, canonical);
+      const nullifier = await findNullifier(reader, canonical);
       if (nullifier === undefined) throw new HttpError(404, "not_found", "Nullifier not found");
       return { userId: canonical, nullifier };
     },

@@ -13,7 +13,7 @@ import {
   SchemaSingle,
 } from "./shapes";
 
-export async function schemaRoutes(app: HttpApp, { db }: RouteDeps): Promise<void> {
+export async function schemaRoutes(app: HttpApp, reader: RouteDeps): Promise<void> {
   app.get(
     "/schemas",
     {
@@ -28,7 +28,7 @@ export async function schemaRoutes(app: HttpApp, { db }: RouteDeps): Promise<voi
     },
     async (request) => {
       const page = pageRequest(request.query);
-      return envelope(await pageOfSchemas(db, page), page, schemaItem);
+      return envelope(await pageOfSchemas(reader, page), page, schemaItem);
     },
   );
 
@@ -48,10 +48,10 @@ export async function schemaRoutes(app: HttpApp, { db }: RouteDeps): Promise<voi
     },
     async (request) => {
       const id = request.params.id.toLowerCase();
-      const row = await findSchema(db, id);
+      const row = await findSchema(reader, id);
       if (!row) throw new HttpError(404, "not_found", "Schema not found");
       const page = pageRequest(request.query);
-      const attestations = await pageOfAttestations(db, (eb) => eb("a.schema_id", "=", id), page);
+      const attestations = await pageOfAttestations(reader, (eb) => eb("a.schema_id", "=", id), page);
       return schemaSingle(row, envelope(attestations, page, attestationItem));
     },
   );

@@ -17,7 +17,7 @@ function schemaResult(row: SchemaRow) {
   };
 }
 
-export async function searchRoutes(app: HttpApp, { db }: RouteDeps): Promise<void> {
+export async function searchRoutes(app: HttpApp, reader: RouteDeps): Promise<void> {
   app.get(
     "/search/:query",
     {
@@ -38,7 +38,10 @@ export async function searchRoutes(app: HttpApp, { db }: RouteDeps): Promise<voi
       if (query.includes("\u0000")) return [];
       if (HEX32.test(query)) {
         const id = query.toLowerCase();
-        const [schema, attestation] = await Promise.all([findSchema(db, id), findAttestation(db, id)]);
+        const [schema, attestation] = await Promise.all([
+          findSchema(reader, id),
+          findAttestation(reader, id),
+        ]);
         return [
           ...(schema ? [schemaResult(schema)] : []),
           ...(attestation
@@ -57,7 +60,7 @@ export async function searchRoutes(app: HttpApp, { db }: RouteDeps): Promise<voi
       }
       const identity = resolveIdentity(query);
       if (identity) {
-        const sides = await identitySides(db, identity, identity.value);
+        const sides = await identitySides(reader, identity, identity.value);
         const field = { did: "Did", address: "EthereumAddress", iden3Id: "Iden3Id" }[identity.kind];
         const type = identity.kind;
         return [
@@ -65,7 +68,7 @@ export async function searchRoutes(app: HttpApp, { db }: RouteDeps): Promise<voi
           ...(sides.recipient ? [{ type, [`recipient${field}`]: identity.value }] : []),
         ];
       }
-      return (await findSchemasByName(db, query, MAX_NAME_MATCHES)).map(schemaResult);
+      return (await findSchemasByName(reader, query, MAX_NAME_MATCHES)).map(schemaResult);
     },
   );
 }

@@ -1,0 +1,180 @@
+// attestations-api: the ownership lookup of spec 2 (GET /api/v1/attestations?schemaId=…&recipientEthereumAddress=…)
+// over a read model of 1,000,000 attestations, and, in the same run, a bare Fastify route for reference.
+// Data goes straight into the read model (server-side multi-row INSERT … SELECT generate_series), the servers run
+// in child processes, autocannon drives them from this process. Prints req/s and latency percentiles of both.
+//   BENCH_ROWS (default 1,000,000), BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32), BENCH_KEEP_DB=1
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { createDb, ensureDatabase, migrateToLatest, sql } from "@humanpass/db";
+import autocannon from "autocannon";
+import pg from "pg";
+import { SCHEMA } from "../../services/attestations-api/src/config";
+import { migrations } from "../../services/attestations-api/src/db/migrations";
+
+const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+
+const dbUrl = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
+dbUrl.pathname = `/bench_attestations_${randomBytes(4).toString("hex")}`;
+const databaseUrl = dbUrl.toString();
+
+const OWNERSHIP = `0x${"a1".repeat(32)}`;
+const REVIEW = `0x${"b2".repeat(32)}`;
+const REGISTRY = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+const EMPTY_BYTES = `0x${"00".repeat(31)}20${"00".repeat(32)}`;
+// Addresses made only of decimal digits are their own EIP-55 checksum form, so SQL can generate them.
+const agentAddress = (n: number) => `0x${String(5_000_000_000 + n).padStart(40, "0")}`;
+
+async function load(): Promise<void> {
+  await ensureDatabase(databaseUrl);
+  const db = createDb<any>({ connectionString: databaseUrl, schema: SCHEMA, max: 2 });
+  await migrateToLatest(db, { schema: SCHEMA, migrations });
+  const started = Date.now();
+  await sql`
+    insert into schemas (id, name, schema_raw, resolver, revocable, creator, creator_iden3_id, registry, block_timestamp,
+                         chain_id, block_number, log_index, tx_hash)
+    values (${OWNERSHIP}, 'AgentOwnership', 'bytes data', ${`0x${"0".repeat(40)}`}, false, ${REGISTRY}, '0', ${REGISTRY}, 1700000000, 45056, 1, 0, ${`0x${"01".repeat(32)}`}),
+           (${REVIEW}, 'Review', 'uint8 stars,string comment', ${`0x${"0".repeat(40)}`}, true, ${REGISTRY}, '0', ${REGISTRY}, 1700000000, 45056, 1, 1, ${`0x${"02".repeat(32)}`})`.execute(
+    db,
+  );
+  const batch = 100_000;
+  for (let from = 1; from <= ROWS; from += batch) {
+    const to = Math.min(ROWS, from + batch - 1);
+    // Every 10th attestation is a review (to the same agent as the ownership one before it), the others pair
+    // one agent each with one of 100,000 humans; 1 in 100 is revoked.
+    await sql`
+      insert into attestations (id, schema_id, creation_time, expiration_time, revocable, revoked, revocation_time,
+        attester_did, attester_iden3_id, attester_address, recipient_did, recipient_iden3_id, recipient_address,
+        ref_id, data, registry, chain_id, block_number, log_index, tx_hash)
+      select '0x' || md5('a' || g) || md5('b' || g),
+             case when g % 10 = 0 then ${REVIEW} else ${OWNERSHIP} end,
+             1700000000 + g, 0, g % 10 = 0, g % 100 = 1, case when g % 100 = 1 then 1800000000 else 0 end,
+             'did:iden3:billions:main:human' || (g % 100000), (10000000 + g % 100000)::text,
+             '0x' || lpad((g % 100000)::text, 40, '0'),
+             'did:iden3:billions:main:agent' || (g - g % 10 / 10 * 0), (1000000000 + g)::text,
+             '0x' || lpad((5000000000 + g - case when g % 10 = 0 then 1 else 0 end)::text, 40, '0'),
+             ${`0x${"0".repeat(64)}`}, ${EMPTY_BYTES}, ${REGISTRY}, 45056, 1000 + g / 10, g % 10,
+             '0x' || md5('t' || g) || md5('u' || g)
+      from generate_series(${from}::int, ${to}::int) g`.execute(db);
+    process.stdout.write(
+      `  loaded ${to.toLocaleString("en")} attestations (${((Date.now() - started) / 1000).toFixed(1)} s)\n`,
+    );
+  }
+  await sql`analyze`.execute(db);
+  await db.destroy();
+}
+
+function startServer(mode: "api" | "bare"): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(HERE, "server.ts"), mode], {
+    env: { ...process.env, DATABASE_URL: databaseUrl },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (chunk) => {
+      out += chunk;
+      const m = /port (\d+)/.exec(out);
+      if (m) resolve({ child, port: Number(m[1]) });
+    });
+    child.once("exit", (code) => reject(new Error(`${mode} server exited with ${code}`)));
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+/** Ownership lookups of random agents that have an active pairing (not one of the revoked 1 in 100). */
+function lookupPath(): string {
+  for (;;) {
+    const n = 1 + Math.floor(Math.random() * ROWS);
+    if (n % 10 === 0 || n % 100 === 1) continue;
+    return `/api/v1/attestations?schemaId=${OWNERSHIP}&recipientEthereumAddress=${agentAddress(n)}`;
+  }
+}
+
+async function cannon(port: number, pathFor: () => string, seconds: number) {
+  return autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: [{ setupRequest: (req: any) => ({ ...req, path: pathFor() }) }],
+  });
+}
+
+function summary(name: string, r: autocannon.Result) {
+  return {
+    name,
+    "req/s": Math.round(r.requests.average),
+    "p50 ms": r.latency.p50,
+    "p99 ms": r.latency.p99,
+    "max ms": r.latency.max,
+    requests: r.requests.total,
+    non2xx: r.non2xx,
+    errors: r.errors,
+  };
+}
+
+let keep = false;
+try {
+  process.stdout.write(`loading ${ROWS.toLocaleString("en")} attestations into ${dbUrl.pathname.slice(1)}\n`);
+  await load();
+  const check = await (async () => {
+    const api = await startServer("api");
+    try {
+      const sample = lookupPath();
+      const body = (await (await fetch(`http://127.0.0.1:${api.port}${sample}`)).json()) as {
+        totalItems: number;
+        data: { toEthereumAddress: string }[];
+      };
+      if (body.totalItems !== 1)
+        throw new Error(`lookup ${sample} returned ${body.totalItems} items, expected 1`);
+      process.stdout.write(`  sample lookup ok: 1 item for ${body.data[0]!.toEthereumAddress}\n`);
+      await cannon(api.port, lookupPath, 2); // warm-up: JIT, connection pool, Postgres buffers
+      const lookup = await cannon(api.port, lookupPath, SECONDS);
+      return lookup;
+    } finally {
+      await stop(api.child);
+    }
+  })();
+  const bare = await startServer("bare");
+  let bareResult: autocannon.Result;
+  try {
+    await cannon(bare.port, () => "/bare", 2);
+    bareResult = await cannon(bare.port, () => "/bare", SECONDS);
+  } finally {
+    await stop(bare.child);
+  }
+  const rows = [
+    summary("GET /api/v1/attestations?schemaId&recipientEthereumAddress", check),
+    summary("bare Fastify route", bareResult),
+  ];
+  console.table(rows);
+  const ratio = check.requests.average / bareResult.requests.average;
+  process.stdout.write(
+    `ownership lookup: ${Math.round(check.requests.average)} req/s, p99 ${check.latency.p99} ms; ` +
+      `${ratio.toFixed(2)}× the bare route (${Math.round(bareResult.requests.average)} req/s, p99 ${bareResult.latency.p99} ms); ` +
+      `${CONNECTIONS} connections, ${SECONDS} s each, ${ROWS.toLocaleString("en")} attestations\n`,
+  );
+  keep = process.env.BENCH_KEEP_DB === "1";
+} finally {
+  if (!keep) {
+    const admin = new pg.Client({
+      connectionString: (() => {
+        const u = new URL(databaseUrl);
+        u.pathname = "/postgres";
+        return u.toString();
+      })(),
+    });
+    await admin.connect();
+    await admin.query(`drop database if exists "${dbUrl.pathname.slice(1)}" with (force)`);
+    await admin.end();
+  }
+}
