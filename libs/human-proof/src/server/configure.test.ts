@@ -1,0 +1,64 @@
+import { x402ResourceServer } from "@x402/core/server";
+import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
+import { describe, expect, it } from "vitest";
+import type { HumanProofChallenge } from "../shared/types";
+import { configureHumanProofServer } from "./configure";
+import { declareHumanProofExtension } from "./declare";
+import { createPoUVerifier } from "./verifier";
+
+const CUSTOM_SCHEMA = `0x${"12".repeat(32)}`;
+
+const paymentRequired: PaymentRequired = {
+  x402Version: 2,
+  resource: { url: "https://api.example.com/x", description: "", mimeType: "" },
+  accepts: [],
+  extensions: {
+    "human-proof": { info: { domain: "api.example.com", nonce: "fresh" } },
+    other: { info: { a: 1 } },
+  },
+};
+const payload = (extensions: Record<string, unknown>): PaymentPayload => ({
+  x402Version: 2,
+  payload: {},
+  accepted: {} as PaymentPayload["accepted"],
+  extensions,
+});
+
+describe("configureHumanProofServer", () => {
+  it("registers the extension with the verifier's ownership schema", async () => {
+    const server = new x402ResourceServer();
+    configureHumanProofServer(server, { verifierOptions: { agentOwnershipSchema: CUSTOM_SCHEMA } });
+    const [extension] = server.getExtensions();
+    const challenge = (await extension.enrichPaymentRequiredResponse?.(declareHumanProofExtension(), {
+      requirements: [],
+      resourceInfo: paymentRequired.resource,
+      paymentRequiredResponse: paymentRequired,
+    })) as HumanProofChallenge;
+    expect(extension.key).toBe("human-proof");
+    expect(challenge.info.requiredAttestations).toEqual([CUSTOM_SCHEMA]);
+  });
+
+  it("refuses an extension schema that differs from the verifier's", () => {
+    const verifier = createPoUVerifier({ agentOwnershipSchema: CUSTOM_SCHEMA });
+    expect(() =>
+      configureHumanProofServer(new x402ResourceServer(), {
+        verifier,
+        extensionOptions: { agentOwnershipSchema: `0x${"34".repeat(32)}` },
+      }),
+    ).toThrow(/differs/);
+  });
+
+  it("leaves the human-proof echo to the hook and keeps x402's echo check for other extensions", () => {
+    const server = new x402ResourceServer();
+    configureHumanProofServer(server);
+    expect(server.validateExtensions(paymentRequired, payload({ "human-proof": '{"nonce":"old"}' }))).toEqual(
+      {
+        valid: true,
+      },
+    );
+    expect(server.validateExtensions(paymentRequired, payload({ other: { info: { a: 2 } } }))).toMatchObject({
+      valid: false,
+      extensionKey: "other",
+    });
+  });
+});
