@@ -61,12 +61,17 @@ export function humanAgentFetch(
 }
 
 export type ProofEdit = (proof: Record<string, unknown>) => Record<string, unknown> | string | undefined;
+export type ChallengeEdit = (info: Record<string, unknown>) => Record<string, unknown>;
 
 /**
  * Signs whatever challenge the server sent, without asking whether the agent qualifies, and lets a test
  * edit the proof (or drop it, when `edit` returns undefined) after signing: the agent a server must refuse.
  */
-export function rawProofExtension(privateKey: Hex, edit: ProofEdit = (proof) => proof): ClientExtension {
+export function rawProofExtension(
+  privateKey: Hex,
+  edit: ProofEdit = (proof) => proof,
+  beforeSigning: ChallengeEdit = (info) => info,
+): ClientExtension {
   const signer = humanSigner(privateKey);
   return {
     key: "human-proof",
@@ -76,8 +81,9 @@ export function rawProofExtension(privateKey: Hex, edit: ProofEdit = (proof) => 
     ): Promise<PaymentPayload> {
       const challenge = extractHumanProofChallenge(paymentRequired);
       if (!challenge) return paymentPayload;
+      const signed = { ...challenge, info: beforeSigning({ ...challenge.info }) } as typeof challenge;
       const proof = JSON.parse(
-        await signHumanProofChallengeEVM(challenge, signer, challenge.supportedChains[0].chainId),
+        await signHumanProofChallengeEVM(signed, signer, challenge.supportedChains[0].chainId),
       );
       const edited = edit(proof);
       if (edited === undefined) return paymentPayload;
@@ -88,12 +94,17 @@ export function rawProofExtension(privateKey: Hex, edit: ProofEdit = (proof) => 
 }
 
 /** Always takes the human tier and never falls back: what a refused human-tier payment looks like. */
-export function humanTierOnlyFetch(privateKey: Hex, options: AgentOptions, edit?: ProofEdit): PayingFetch {
+export function humanTierOnlyFetch(
+  privateKey: Hex,
+  options: AgentOptions,
+  edit?: ProofEdit,
+  beforeSigning?: ChallengeEdit,
+): PayingFetch {
   return agentFetch(privateKey, {
     ...options,
     selector: (_v, requirements) =>
       requirements.find((r) => Array.isArray(r.extra?.requiredAttestations)) ?? requirements[0],
-    extension: rawProofExtension(privateKey, edit),
+    extension: rawProofExtension(privateKey, edit, beforeSigning),
   });
 }
 

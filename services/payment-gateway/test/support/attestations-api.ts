@@ -32,7 +32,11 @@ export interface AttestationsApi {
 export async function startAttestationsApi(databaseUrl: string): Promise<AttestationsApi> {
   const db: Kysely<any> = createDb<any>({ connectionString: databaseUrl, schema: SCHEMA, max: 4 });
   await migrateToLatest(db, { schema: SCHEMA, migrations });
-  const app = await buildApp({ db, logger: pino({ level: "silent" }), rateLimit: false });
+  const app = await buildApp({
+    db,
+    logger: pino({ level: "silent" }) as Parameters<typeof buildApp>[0]["logger"],
+    rateLimit: false,
+  });
   const url = await app.listen({ port: 0, host: "127.0.0.1" });
 
   async function record(agent: Address, human: Address, schemaId: string): Promise<void> {

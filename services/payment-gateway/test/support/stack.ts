@@ -57,6 +57,8 @@ export interface GatewayOptions {
   /** `null` runs without usage storage. */
   storage?: HumanUsageStorage | null;
   verifier?: PoUVerifier;
+  /** Skip the routes-file checks, to serve values the file would refuse (e.g. maxUse 0). */
+  unchecked?: boolean;
 }
 
 export interface Stack {
@@ -121,6 +123,10 @@ export async function startStack(label: string): Promise<Stack> {
       assets: { [network]: { address: devnet.addresses.usdc, name: "USD Coin", version: "2", decimals: 6 } },
       routes,
     });
+  const uncheckedRoutesFile = (routes: PaidRouteConfig[]): RoutesConfigFile => ({
+    assets: { [network]: { address: devnet.addresses.usdc, name: "USD Coin", version: "2", decimals: 6 } },
+    routes,
+  });
   const verifier = () =>
     createPoUVerifier({
       attestationsApiBaseUrl: attestations.attestationsUrl,
@@ -149,7 +155,7 @@ export async function startStack(label: string): Promise<Stack> {
     async startGateway(options) {
       const app = await buildApp({
         logger,
-        routesFile: routesFile(options.routes),
+        routesFile: options.unchecked ? uncheckedRoutesFile(options.routes) : routesFile(options.routes),
         payTo,
         facilitator: options.facilitator ?? facilitator,
         verifier: options.verifier ?? verifier(),
