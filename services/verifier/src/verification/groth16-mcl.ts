@@ -139,7 +139,16 @@ export function verifyGroth16(
   const a = parseG1(proof?.pi_a, "pi_a");
   const b = parseG2(proof?.pi_b, "pi_b");
   const c = parseG1(proof?.pi_c, "pi_c");
-  const vkX = scalars.length === 0 ? key.ic0 : mcl.add(key.ic0, mcl.mulVec(key.ic, scalars));
+  // Most V3 signals are zero (unused value slots): they add nothing to vk_x, so the MSM skips them.
+  const points: mcl.G1[] = [];
+  const nonZero: mcl.Fr[] = [];
+  scalars.forEach((s, i) => {
+    if (!s.isZero()) {
+      points.push(key.ic[i]);
+      nonZero.push(s);
+    }
+  });
+  const vkX = nonZero.length === 0 ? key.ic0 : mcl.add(key.ic0, mcl.mulVec(points, nonZero));
   const millerAB_CDelta = mcl.precomputedMillerLoop2mixed(mcl.neg(a), b, c, key.delta);
   const millerGamma = mcl.precomputedMillerLoop(vkX, key.gamma);
   return mcl.finalExp(mcl.mul(millerAB_CDelta, millerGamma)).isEqual(key.alphaBetaInverse);

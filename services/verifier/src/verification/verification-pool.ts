@@ -20,6 +20,8 @@ export interface VerificationPoolOptions {
   localContextDirs: string[];
   proofMaxAgeMs?: number;
   engine?: "fast" | "library";
+  /** Nice value for the worker threads (default 10): the event loop stays ahead of verification. */
+  niceness?: number;
   /** Jobs beyond this many waiting are refused instead of queued without bound. */
   maxQueued?: number;
   /** A job (including its state and document look-ups) that takes longer fails. */
@@ -63,6 +65,7 @@ export function createVerificationPool(options: VerificationPoolOptions): Verifi
     localContextDirs: options.localContextDirs,
     proofMaxAgeMs: options.proofMaxAgeMs,
     engine: options.engine,
+    niceness: options.niceness ?? 10,
   };
   const documents = new Map<string, Promise<unknown>>();
   const queue: Job[] = [];

@@ -1,3 +1,4 @@
+import { setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import { createDocumentLoader } from "./document-loader";
 import {
@@ -11,6 +12,16 @@ import type { FromWorker, HostCall, ToWorker, WorkerSettings } from "./worker-pr
 const port = parentPort;
 if (!port) throw new Error("verification-worker must run in a worker thread");
 const settings = (workerData as { settings: WorkerSettings }).settings;
+
+// On Linux the nice value is per thread: verification yields the cores to the event loop (status, health,
+// Postgres) when both compete, and still uses all idle CPU.
+if (settings.niceness) {
+  try {
+    setPriority(0, settings.niceness);
+  } catch {
+    // Not permitted on this platform: verification just runs at normal priority.
+  }
+}
 
 const pendingCalls = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
 let nextCallId = 1;

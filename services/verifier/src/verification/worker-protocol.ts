@@ -7,6 +7,8 @@ export interface WorkerSettings {
   localContextDirs: string[];
   proofMaxAgeMs?: number;
   engine?: "fast" | "library";
+  /** Nice value of the verification threads (Linux: per thread). */
+  niceness?: number;
 }
 
 export type HostCall =
