@@ -400,11 +400,14 @@ describe("one claim per human (policy on)", () => {
       expect((await client.claimWithHeader(await client.helperProof(other!))).status).toBe(200);
 
       const claims = await t.db
-        .selectFrom("claims")
-        .select(["human_id", "exclusive"])
-        .where("exclusive", "=", true)
+        .selectFrom("human_claims")
+        .select(["human_id", "agent_address"])
+        .orderBy("human_id")
         .execute();
-      expect(claims.map((c) => c.human_id).sort()).toEqual(["2002", "3003"]);
+      expect(claims).toEqual([
+        { human_id: "2002", agent_address: first!.address },
+        { human_id: "3003", agent_address: other!.address },
+      ]);
       const types = (await outboxEvents(t.db)).map((e) => `${e.type}:${e.data.humanId}`);
       expect(types.filter((e) => e.startsWith("claim_accepted"))).toEqual([
         "claim_accepted:2002",

@@ -1,13 +1,13 @@
-import { type Kysely, sql } from "@humanpass/db";
+import type { Kysely } from "@humanpass/db";
 import type { HumanResolution } from "@humanpass/human-proof";
 import type { AgentAuthDb, ClaimPath } from "../db/schema";
 import type { ClaimEvents } from "../events/claim-events";
 
 export interface ClaimRecorder {
   /**
-   * Records a claim by a verified agent together with its events, in one transaction. Under the
-   * one-claim-per-human policy a second claim of the same human (through any agent) is not recorded:
-   * `already_claimed`.
+   * Records a claim by a verified agent with its events. Under the one-claim-per-human policy the human is
+   * stored under a unique key in the same transaction as the events, and a second claim of the same human
+   * (through any agent) is `already_claimed`.
    */
   accept(claim: VerifiedClaim): Promise<"accepted" | "already_claimed">;
   /** Records that the agent behind a valid signature has no verified human. */
@@ -29,32 +29,34 @@ export function createClaimRecorder(
   const { resource, oneClaimPerHuman } = options;
   return {
     async accept({ path, agentDid, agentAddress, resolution }) {
+      const { humanId, humanDid, verifiedAt } = resolution;
+      const verified = { humanId, verifiedAt, humanDid, resource, agentDid };
+      const accepted = { path, agentDid, agentAddress, humanId, humanDid, resource };
+      // Without the policy the events are the whole record: one outbox write is its own transaction.
+      if (!oneClaimPerHuman) {
+        await events.verified(db, verified, accepted);
+        return "accepted";
+      }
       return db.transaction().execute(async (trx) => {
-        const { humanId, humanDid, verifiedAt } = resolution;
         const inserted = await trx
-          .insertInto("claims")
+          .insertInto("human_claims")
           .values({
+            human_id: humanId,
             path,
             agent_did: agentDid,
             agent_address: agentAddress,
-            human_id: humanId,
             human_did: humanDid,
-            resource,
-            exclusive: oneClaimPerHuman,
           })
-          // The unique index covers exclusive claims only; its predicate must be spelled out for ON CONFLICT.
-          .onConflict((oc) => oc.column("human_id").where(sql<boolean>`exclusive`).doNothing())
-          .returning("id")
+          .onConflict((oc) => oc.column("human_id").doNothing())
+          .returning("human_id")
           .executeTakeFirst();
-        const verified = { humanId, verifiedAt, humanDid, resource, agentDid };
-        const accepted = inserted ? { path, agentDid, agentAddress, humanId, humanDid, resource } : undefined;
-        await events.verified(trx, verified, accepted);
-        return accepted ? "accepted" : "already_claimed";
+        await events.verified(trx, verified, inserted ? accepted : undefined);
+        return inserted ? "accepted" : "already_claimed";
       });
     },
 
     async notRegistered(did) {
-      await db.transaction().execute((trx) => events.humanNotRegistered(trx, { did, resource }));
+      await events.humanNotRegistered(db, { did, resource });
     },
   };
 }

@@ -12,22 +12,19 @@ export interface NoncesTable {
   issued_at: Date;
 }
 
-export interface ClaimsTable {
-  id: Generated<string>;
+/** Claims made under the one-claim-per-human policy: one row per human. */
+export interface HumanClaimsTable {
+  human_id: string;
   path: ClaimPath;
   agent_did: string;
   agent_address: string;
-  human_id: string;
   human_did: string;
-  resource: string;
-  /** Made under the one-claim-per-human policy: unique per human among exclusive claims. */
-  exclusive: boolean;
   claimed_at: Generated<Date>;
 }
 
 export interface AgentAuthDb extends OutboxTables {
   nonces: NoncesTable;
-  claims: ClaimsTable;
+  human_claims: HumanClaimsTable;
 }
 
 export const SCHEMA = "agent_auth";

@@ -1,4 +1,4 @@
-import type { Transaction } from "@humanpass/db";
+import type { Kysely, Transaction } from "@humanpass/db";
 import {
   type ClaimAcceptedData,
   enqueue,
@@ -11,11 +11,15 @@ import { SCHEMA } from "../db/schema";
 
 export const SOURCE = "agent-auth";
 
-/** Outbox writes of this service's events; each runs inside the caller's transaction. */
+/** Outbox writes of this service's events, inside the caller's transaction when it passes one. */
 export interface ClaimEvents {
   /** `human_verified`, then `claim_accepted` when the claim was recorded, in one outbox write. */
-  verified(trx: Transaction<any>, verified: HumanVerifiedData, accepted?: ClaimAcceptedData): Promise<void>;
-  humanNotRegistered(trx: Transaction<any>, data: HumanNotRegisteredData): Promise<void>;
+  verified(
+    db: Transaction<any> | Kysely<any>,
+    verified: HumanVerifiedData,
+    accepted?: ClaimAcceptedData,
+  ): Promise<void>;
+  humanNotRegistered(db: Transaction<any> | Kysely<any>, data: HumanNotRegisteredData): Promise<void>;
 }
 
 export function claimEvents(topology: Topology): ClaimEvents {
@@ -27,13 +31,13 @@ export function claimEvents(topology: Topology): ClaimEvents {
     data,
   });
   return {
-    async verified(trx, verified, accepted) {
+    async verified(db, verified, accepted) {
       const events = [event("human_verified", verified.agentDid ?? verified.humanDid, verified)];
       if (accepted) events.push(event("claim_accepted", accepted.agentDid, accepted));
-      await enqueue(trx, topology, SCHEMA, events);
+      await enqueue(db, topology, SCHEMA, events);
     },
-    async humanNotRegistered(trx, data) {
-      await enqueue(trx, topology, SCHEMA, event("human_not_registered", data.did, data));
+    async humanNotRegistered(db, data) {
+      await enqueue(db, topology, SCHEMA, event("human_not_registered", data.did, data));
     },
   };
 }
