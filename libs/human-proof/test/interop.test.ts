@@ -5,9 +5,11 @@
  */
 import * as billionsClient from "@billionsnetwork/x402-human-proof-client";
 import * as billionsServer from "@billionsnetwork/x402-human-proof-server";
-import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildDIDFromAddress, createHumanProofExtension as createClientExtension } from "../src/client/index";
+import {
+  buildDIDFromAddress,
+  createHumanProofExtension as createClientExtension,
+  signHumanProofChallengeEVM,
+} from "@humanpass/human-proof/client";
 import {
   createHumanProofExtension,
   createPoUVerifier,
@@ -15,9 +17,10 @@ import {
   DEFAULT_AGENT_OWNERSHIP_SCHEMA,
   declareHumanProofExtension,
   type HumanProofChallenge,
-  signHumanProofChallengeEVM,
   verifyHumanProofRequest,
-} from "../src/index";
+} from "@humanpass/human-proof/server";
+import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type AttestationsApiStandIn,
   humanFromAddress,
