@@ -46,7 +46,6 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     loggerInstance: options.logger,
     bodyLimit: options.bodyLimit ?? 1_048_576,
     trustProxy: options.trustProxy ?? false,
-    disableRequestLogging: false,
     ajv: {
       customOptions: { coerceTypes: "array", removeAdditional: false, useDefaults: true, allErrors: false },
     },
@@ -76,12 +75,10 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    reply
-      .code(404)
-      .send({
-        error: "not_found",
-        message: `Route ${request.method} ${request.url.split("?")[0]} not found`,
-      });
+    reply.code(404).send({
+      error: "not_found",
+      message: `Route ${request.method} ${request.url.split("?")[0]} not found`,
+    });
   });
 
   if (options.openapi) {

@@ -31,7 +31,12 @@ export function createLogger(config: LoggerConfig): Logger {
       ...options,
       transport: {
         target: "pino-pretty",
-        options: { colorize: true, translateTime: "HH:MM:ss.l", ignore: "pid,hostname" },
+        options: {
+          colorize: true,
+          singleLine: true,
+          translateTime: "HH:MM:ss.l",
+          ignore: "pid,hostname,name",
+        },
       },
     });
   }

@@ -70,7 +70,12 @@ show(`Replaying the same signature: ${replay.status} ${JSON.stringify(await repl
 const selector = createAttestationAwareSelector(buildDIDFromAddress(account.address), undefined, {
   attestationsApiBaseUrl: `${stack.urls["attestations-api"]}/api/v1/attestations`,
 });
-const client = new x402Client(selector.selector).register("eip155:*", new ExactEvmScheme(account));
+// The devnet's test USDC is no token x402 knows by default: allow it, capped at $0.10 a payment.
+const client = new x402Client(selector.selector)
+  .register("eip155:*", new ExactEvmScheme(account))
+  .setSpendControls({
+    allowedAssets: [{ network: `eip155:${stack.chainId}`, asset: stack.usdc, maxAmountPerPayment: "100000" }],
+  });
 client.registerExtension(
   createHumanProofClientExtension(
     { address: account.address, signMessage: (message: string) => account.signMessage({ message }) },

@@ -1,9 +1,17 @@
 import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { ensureDatabase } from "@humanpass/db";
-import { type DemoSeed, type Devnet, seedDemo, startDevnet } from "@humanpass/devnet";
+import { type DemoSeed, type Devnet, mine, seedDemo, startDevnet } from "@humanpass/devnet";
 import { freePort } from "@humanpass/testing/ports";
 import { recordDemoHumans } from "./demo-humans";
-import { type LogSink, type ServiceProcess, startServiceProcess, waitUntilReady } from "./processes";
+import {
+  type LogSink,
+  REPO_ROOT,
+  type ServiceProcess,
+  startServiceProcess,
+  waitUntilReady,
+} from "./processes";
 
 export const SERVICE_NAMES = [
   "chain-indexer",
@@ -66,6 +74,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   };
   try {
     const seed = await seedDemo(devnet);
+    // The indexer emits blocks one confirmation deep; these make the last seeded block final.
+    await mine(devnet, 2);
     await ensureDatabase(options.databaseUrl);
     const ports = {} as Record<ServiceName, number>;
     for (const name of SERVICE_NAMES)
@@ -90,8 +100,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         PORT: String(ports["chain-indexer"]),
         RPC_URL: devnet.rpcUrl,
         CHAIN_ID: String(devnet.chainId),
-        SCHEMA_REGISTRY_ADDRESS: devnet.addresses.schemaRegistry,
-        LEGACY_SCHEMA_REGISTRY_ADDRESS: devnet.addresses.legacySchemaRegistry,
+        SCHEMA_REGISTRY_ADDRESSES: `${devnet.addresses.schemaRegistry},${devnet.addresses.legacySchemaRegistry}`,
         ATTESTATION_REGISTRY_ADDRESS: devnet.addresses.attestationRegistry,
         START_BLOCK: "0",
         CONFIRMATIONS: "1",
@@ -123,6 +132,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         AGENT_OWNERSHIP_SCHEMA: ownership,
       },
     };
+    env["payment-gateway"].ROUTES_FILE = writeGatewayRoutes(devnet, prefix);
     const processes = {} as Record<ServiceName, ServiceProcess>;
     const launch = (name: ServiceName) => {
       const proc = startServiceProcess({
@@ -173,6 +183,20 @@ async function waitForDemoData(apiUrl: string, seed: DemoSeed, timeoutMs = 60_00
       throw new Error("the attestations API did not serve the demo pairings in time");
     await new Promise((r) => setTimeout(r, 250));
   }
+}
+
+/** The gateway's demo routes, priced in the USDC this devnet deployed. */
+function writeGatewayRoutes(devnet: Devnet, prefix: string): string {
+  const routes = JSON.parse(
+    readFileSync(path.join(REPO_ROOT, "services/payment-gateway/config/routes.json"), "utf8"),
+  );
+  for (const asset of Object.values(routes.assets as Record<string, { address: string }>)) {
+    asset.address = devnet.addresses.usdc;
+  }
+  const file = path.join(REPO_ROOT, ".run", `gateway-routes${prefix ? `-${prefix}` : ""}.json`);
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, JSON.stringify(routes, null, 2));
+  return file;
 }
 
 export function randomPrefix(): string {
