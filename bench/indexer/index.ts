@@ -1,0 +1,170 @@
+// Backfill of 10,000 recorded attestations (5 schemas): chain → indexer → outbox → JetStream, in records/s.
+// Also prints what the chain side costs on its own (eth_getLogs + decode; getAttestation via Multicall3, via a
+// JSON-RPC batch of eth_calls, and one request per record), since on the Hardhat devnet those reads dominate.
+import { randomBytes } from "node:crypto";
+import { createDb, ensureDatabase, migrateToLatest, sql } from "@humanpass/db";
+import {
+  encodeSchemaData,
+  identityFromAddress,
+  recordAttestations,
+  registerSchema,
+  startDevnet,
+} from "@humanpass/devnet";
+import {
+  connectNats,
+  ensureStreams,
+  jetstreamManager,
+  startOutboxRelay,
+  streamName,
+} from "@humanpass/events";
+import pino from "pino";
+import type { Hex } from "viem";
+import { readAttestationBatch } from "../../services/chain-indexer/src/chain/attestations";
+import { createChainClient } from "../../services/chain-indexer/src/chain/client";
+import { fetchRegistryLogs } from "../../services/chain-indexer/src/chain/logs";
+import { migrations } from "../../services/chain-indexer/src/db/migrations";
+import { type ChainIndexerDb, SCHEMA } from "../../services/chain-indexer/src/db/schema";
+import { createIndexer } from "../../services/chain-indexer/src/indexer";
+import { createIndexerMetrics } from "../../services/chain-indexer/src/metrics";
+
+const RECORDS = Number(process.env.BENCH_RECORDS ?? 10_000);
+const SCHEMAS = [
+  { name: "AgentOwnership", schema: "bytes data", values: () => ["0x"] },
+  { name: "Review", schema: "uint8 stars,string comment", values: (n: number) => [n % 6, `review ${n}`] },
+  { name: "Score", schema: "uint256 score", values: (n: number) => [BigInt(n)] },
+  { name: "Tag", schema: "string tag", values: (n: number) => [`tag-${n}`] },
+  { name: "Badge", schema: "bytes32 badge", values: () => [`0x${"ab".repeat(32)}`] },
+];
+const logger = pino({ level: process.env.BENCH_LOG_LEVEL ?? "warn" });
+const rate = (n: number, ms: number) => `${Math.round((n * 1000) / ms).toLocaleString("en")} records/s`;
+
+const devnet = await startDevnet();
+const base = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
+base.pathname = `/bench_indexer_${randomBytes(4).toString("hex")}`;
+const url = base.toString();
+const topology = { prefix: `bench${randomBytes(4).toString("hex")}` };
+await ensureDatabase(url);
+const db = createDb<ChainIndexerDb>({ connectionString: url, schema: SCHEMA, max: 6 });
+await migrateToLatest(db, { schema: SCHEMA, migrations });
+const nats = await connectNats(process.env.NATS_URL ?? "nats://127.0.0.1:4222", logger);
+const jsm = await jetstreamManager(nats);
+await ensureStreams(jsm, topology, ["CHAIN"]);
+
+try {
+  let started = Date.now();
+  const schemaIds: Hex[] = [];
+  for (const s of SCHEMAS) schemaIds.push((await registerSchema(devnet, s)).id);
+  const attesters = devnet.accounts.slice(1, 6).map((a) => identityFromAddress(a.address));
+  const ids = (
+    await recordAttestations(
+      devnet,
+      Array.from({ length: RECORDS }, (_, n) => ({
+        schemaId: schemaIds[n % SCHEMAS.length]!,
+        attester: attesters[Math.floor(n / 100) % attesters.length]!,
+        recipient: identityFromAddress(`0x${(n + 1).toString(16).padStart(40, "0")}`),
+        data: encodeSchemaData(SCHEMAS[n % SCHEMAS.length]!.schema, SCHEMAS[n % SCHEMAS.length]!.values(n)),
+      })),
+    )
+  ).map((r) => r.id);
+  await devnet.client.mine({ blocks: 1 });
+  const head = await devnet.client.getBlockNumber();
+  process.stdout.write(
+    `setup: ${RECORDS} attestations recorded in ${head} blocks in ${Date.now() - started} ms\n`,
+  );
+
+  const client = createChainClient(devnet.rpcUrl, { timeoutMs: 60_000 });
+  started = Date.now();
+  const logs = await fetchRegistryLogs(
+    client,
+    [devnet.addresses.schemaRegistry, devnet.addresses.attestationRegistry],
+    0n,
+    head,
+  );
+  process.stdout.write(
+    `eth_getLogs + decode: ${logs.length} logs, ${rate(logs.length, Date.now() - started)}\n`,
+  );
+
+  const sample = ids.slice(0, 1_000);
+  const read = { registry: devnet.addresses.attestationRegistry, blockNumber: head };
+  started = Date.now();
+  for (let i = 0; i < sample.length; i += 100) {
+    await readAttestationBatch(client, sample.slice(i, i + 100), {
+      ...read,
+      multicallAddress: devnet.addresses.multicall3,
+    });
+  }
+  process.stdout.write(`getAttestation, Multicall3 of 100: ${rate(sample.length, Date.now() - started)}\n`);
+  started = Date.now();
+  for (let i = 0; i < 200; i += 100) await readAttestationBatch(client, sample.slice(i, i + 100), read);
+  process.stdout.write(
+    `getAttestation, JSON-RPC batch of 100 eth_calls: ${rate(200, Date.now() - started)}\n`,
+  );
+  const single = createChainClient(devnet.rpcUrl, { timeoutMs: 60_000 });
+  started = Date.now();
+  for (const id of sample.slice(0, 100))
+    await readAttestationBatch(single, [id], { ...read, multicallAddress: undefined });
+  process.stdout.write(`getAttestation, one request per record: ${rate(100, Date.now() - started)}\n`);
+
+  const relay = startOutboxRelay({
+    db,
+    nats,
+    schema: SCHEMA,
+    logger,
+    connectionString: url,
+    batchSize: 1_000,
+  });
+  const indexer = createIndexer({
+    db,
+    client,
+    topology,
+    logger,
+    metrics: createIndexerMetrics(),
+    settings: {
+      chainId: devnet.chainId,
+      attestationRegistry: devnet.addresses.attestationRegistry,
+      schemaRegistries: [devnet.addresses.schemaRegistry, devnet.addresses.legacySchemaRegistry],
+      startBlock: 0n,
+      confirmations: 1n,
+      blockRange: 2_000n,
+      maxLogsPerCommit: 5_000,
+      readBatchSize: 100,
+      readConcurrency: 2,
+      multicallAddress: devnet.addresses.multicall3,
+      pollIntervalMs: 50,
+      retry: { baseMs: 50, maxMs: 2_000 },
+      reorgWindowBlocks: 10_000n,
+      progressLogIntervalMs: 2_000,
+    },
+  });
+  const expected = RECORDS + SCHEMAS.length;
+  started = Date.now();
+  indexer.start();
+  const stream = streamName(topology, "CHAIN");
+  let indexedAt = 0;
+  for (;;) {
+    const { state } = await jsm.streams.info(stream);
+    if (!indexedAt) {
+      const row = await db.selectFrom("cursor").select("block_number").executeTakeFirst();
+      if (row && BigInt(row.block_number) >= head - 1n) indexedAt = Date.now();
+    }
+    if (state.messages >= expected) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const elapsed = Date.now() - started;
+  await indexer.stop();
+  await relay.stop();
+  process.stdout.write(
+    `indexer backfill, chain → events in the outbox: ${rate(expected, indexedAt - started)} (${indexedAt - started} ms)\n` +
+      `indexer backfill, chain → events published to JetStream: ${rate(expected, elapsed)} (${expected} events in ${elapsed} ms)\n`,
+  );
+} finally {
+  await jsm.streams.delete(streamName(topology, "CHAIN")).catch(() => {});
+  await nats.close();
+  await db.destroy();
+  await devnet.stop();
+  const admin = new URL(url);
+  admin.pathname = "/postgres";
+  const adminDb = createDb<any>({ connectionString: admin.toString(), schema: "public" });
+  await sql`drop database if exists ${sql.id(base.pathname.slice(1))} with (force)`.execute(adminDb);
+  await adminDb.destroy();
+}
