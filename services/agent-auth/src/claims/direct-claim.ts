@@ -1,9 +1,9 @@
 import { agentDidFromAddress } from "@humanpass/human-proof";
 import type { Logger } from "@humanpass/telemetry";
-import { type Hex, isHex, recoverMessageAddress } from "viem";
 import type { HumanResolver } from "../attestations/human-resolver";
 import type { NonceStore } from "../nonces/nonce-store";
 import type { ClaimRecorder } from "./accept-claim";
+import { recoverSigner } from "./recover-signer";
 import { refuse } from "./refusals";
 
 export interface DirectClaimDeps {
@@ -18,18 +18,6 @@ export type DirectClaimResult = { verified: true; agentDid: string; humanDid: st
 function stringField(body: unknown, name: string): string | undefined {
   const value = body && typeof body === "object" ? (body as Record<string, unknown>)[name] : undefined;
   return typeof value === "string" && value !== "" ? value : undefined;
-}
-
-async function recoverSigner(
-  message: string,
-  signature: string | undefined,
-): Promise<`0x${string}` | undefined> {
-  if (!signature || !isHex(signature)) return undefined;
-  try {
-    return await recoverMessageAddress({ message, signature: signature as Hex });
-  } catch {
-    return undefined;
-  }
 }
 
 /**
