@@ -1,0 +1,56 @@
+/**
+ * Applies the migrations of the named services (all five when none is named) to DATABASE_URL, each inside its
+ * own schema, exactly as the services do at start-up (advisory-locked, so it is safe while they run).
+ * `make migrate` runs it through deploy/migrate/run.ts; the Kubernetes migration Job mounts this file from a
+ * ConfigMap into a service image (which has the service's migrations, @humanpass/db and tsx), so no image needs
+ * to ship it.
+ */
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { createDb, ensureDatabase, type Migration, migrateToLatest } from "@humanpass/db";
+
+const SCHEMAS: Record<string, string> = {
+  verifier: "verifier",
+  "chain-indexer": "chain_indexer",
+  "attestations-api": "attestations",
+  "agent-auth": "agent_auth",
+  "payment-gateway": "payment_gateway",
+};
+
+const url = process.env.DATABASE_URL;
+if (!url) {
+  process.stderr.write("DATABASE_URL is required\n");
+  process.exit(78);
+}
+const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(SCHEMAS);
+const unknown = names.filter((n) => !(n in SCHEMAS));
+if (unknown.length > 0) {
+  process.stderr.write(
+    `unknown service: ${unknown.join(", ")} (known: ${Object.keys(SCHEMAS).join(", ")})\n`,
+  );
+  process.exit(64);
+}
+
+/** The repository (or image) root: the nearest folder above this file that has `services/`. */
+function findRoot(): string {
+  for (let dir = path.dirname(fileURLToPath(import.meta.url)); ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, "services"))) return dir;
+    if (path.dirname(dir) === dir) throw new Error("no services/ folder above this script");
+  }
+}
+
+const root = findRoot();
+await ensureDatabase(url);
+for (const name of names) {
+  const { migrations } = (await import(path.join(root, "services", name, "src/db/migrations/index.ts"))) as {
+    migrations: Record<string, Migration>;
+  };
+  const db = createDb<unknown>({ connectionString: url, schema: SCHEMAS[name], max: 1 });
+  try {
+    const applied = await migrateToLatest(db, { schema: SCHEMAS[name], migrations });
+    process.stdout.write(`${name}: ${applied.length > 0 ? `applied ${applied.join(", ")}` : "up to date"}\n`);
+  } finally {
+    await db.destroy();
+  }
+}
