@@ -35,6 +35,11 @@ export const PaymentGatewayEnv = Type.Object({
     description: "path of the JSON file with the paid routes",
   }),
   ATTESTATIONS_API_URL: Env.url("http://127.0.0.1:8081"),
+  ATTESTATIONS_API_TIMEOUT_MS: Type.Integer({
+    minimum: 1,
+    default: 5_000,
+    description: "an integer >= 1 (milliseconds per request)",
+  }),
   AGENT_OWNERSHIP_SCHEMA: Type.String({
     default: DEFAULT_AGENT_OWNERSHIP_SCHEMA,
     pattern: "^0x[0-9a-fA-F]{64}$",

@@ -37,6 +37,7 @@ await runService({
         attestationsApiBaseUrl: `${api}/api/v1/attestations`,
         nullifierApiBaseUrl: `${api}/api/v1/nullifier`,
         agentOwnershipSchema: config.AGENT_OWNERSHIP_SCHEMA,
+        requestTimeoutMs: config.ATTESTATIONS_API_TIMEOUT_MS,
       }),
       storage: inMemory ? new InMemoryHumanUsageStorage() : new PostgresHumanUsageStorage(db),
       nonceStore: inMemory ? new InMemoryNonceStore() : new PostgresNonceStore(db),
