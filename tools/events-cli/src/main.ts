@@ -22,6 +22,12 @@ export async function main(argv: string[]): Promise<number> {
     const options = parseTailArgs(rest);
     const stop = new AbortController();
     for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => stop.abort());
+    // `humanpass events tail | head` closes the pipe: that is the reader being done, not an error.
+    for (const stream of [process.stdout, process.stderr]) {
+      stream.on("error", (e: NodeJS.ErrnoException) => {
+        if (e.code === "EPIPE") stop.abort();
+      });
+    }
     return await tail(
       options,
       {
