@@ -15,15 +15,20 @@ function nullifierSessionIdParam(value: string): number | string {
   return Number.isSafeInteger(asNumber) ? asNumber : value;
 }
 
-/** The authorization request of one session: one V3 proof request whose `id` is the session id. */
+/**
+ * The authorization request of one session: one V3 proof request whose `id` is the session id. It carries the
+ * session's expiry, so wallets can tell a stale QR code and the library refuses answers to it.
+ */
 export function buildAuthorizationRequest(
   settings: VerifierSettings,
   sessionId: number,
+  expiresAt: Date,
 ): AuthorizationRequest {
   const request = iden3Auth.auth.createAuthorizationRequest(
     settings.reason,
     settings.audienceDid,
     callbackUrl(settings.hostUrl, sessionId),
+    { expires_time: expiresAt },
   );
   request.body.scope = [
     {

@@ -26,6 +26,7 @@ describe("GET /api/verification-request", () => {
     const [proofRequest] = request.body.scope;
     const sessionId: number = proofRequest.id;
     expect(Number.isInteger(sessionId) && sessionId >= 1 && sessionId <= MAX_SESSION_ID).toBe(true);
+    expect(request.expires_time).toBe(request.created_time + testSettings.sessionTtlMs / 1000);
     expect(request).toMatchObject({
       from: testSettings.audienceDid,
       type: "https://iden3-communication.io/authorization/1.0/request",

@@ -15,10 +15,11 @@ export function verificationRequestRoute(app: HttpApp, deps: RouteDeps): void {
     },
     async () => {
       const now = deps.clock();
+      const expiresAt = new Date(now.getTime() + deps.settings.sessionTtlMs);
       const { request } = await deps.sessions.create({
         createdAt: now,
-        expiresAt: new Date(now.getTime() + deps.settings.sessionTtlMs),
-        request: (sessionId) => buildAuthorizationRequest(deps.settings, sessionId),
+        expiresAt,
+        request: (sessionId) => buildAuthorizationRequest(deps.settings, sessionId, expiresAt),
       });
       return request;
     },
