@@ -66,7 +66,9 @@ export interface Stack {
  */
 export async function startStack(options: StackOptions): Promise<Stack> {
   const prefix = options.prefix ?? "";
-  const devnet = await startDevnet({ port: options.devnetPort ?? 0 });
+  // Accounts: 0 deploys, 1-3 are humans, 4-7 their agents, 8 settles payments, 9 receives them, 10-11 are
+  // agents with no human behind them; all but the humans hold test USDC.
+  const devnet = await startDevnet({ port: options.devnetPort ?? 0, usdcAccounts: 12 });
   const started: ServiceProcess[] = [];
   const stop = async () => {
     await Promise.all(started.map((p) => p.stop()));
