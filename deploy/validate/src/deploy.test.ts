@@ -25,6 +25,9 @@ describe("npm run validate:deploy", () => {
     broken = mkdtempSync(path.join(tmpdir(), "humanpass-deploy-"));
     cpSync(repoPath("docker-compose.yml"), path.join(broken, "docker-compose.yml"));
     cpSync(repoPath("deploy/k8s"), path.join(broken, "deploy/k8s"), { recursive: true });
+    cpSync(repoPath("deploy/otel-collector.yaml"), path.join(broken, "deploy/otel-collector.yaml"));
+    // The collector: a pipeline exporting to an exporter that is not defined.
+    edit(broken, "deploy/otel-collector.yaml", "exporters: [otlp/jaeger]", "exporters: [otlp/zipkin]");
     // Compose: a depends_on condition the spec does not have.
     edit(
       broken,
@@ -57,6 +60,7 @@ describe("npm run validate:deploy", () => {
     expect(problems).toEqual([]);
     expect(checked).toEqual([
       "docker-compose.yml",
+      "deploy/otel-collector.yaml",
       expect.stringMatching(/^deploy\/k8s\/overlays\/dev \(\d+ manifests\)$/),
       expect.stringMatching(/^deploy\/k8s\/overlays\/prod \(\d+ manifests\)$/),
     ]);

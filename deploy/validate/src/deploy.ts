@@ -3,20 +3,33 @@ import path from "node:path";
 import { validateCompose } from "./compose";
 import { validateManifests } from "./k8s";
 import { parseManifests, renderKustomization } from "./kustomize";
+import { validateOtelConfig } from "./otel";
 import type { Problem } from "./problems";
 
 export interface DeployValidation {
   checked: string[];
   problems: Problem[];
+  /** Worth knowing, not wrong in the files themselves (e.g. an image whose Dockerfile is not written yet). */
+  warnings: string[];
 }
 
 /** Validates `<root>/docker-compose.yml` and every `<root>/deploy/k8s/overlays/*` as rendered by kustomize. */
 export async function validateDeploy(root: string): Promise<DeployValidation> {
   const checked: string[] = [];
   const problems: Problem[] = [];
-  const composeFile = path.join(root, "docker-compose.yml");
-  problems.push(...validateCompose(readFileSync(composeFile, "utf8")));
+  const warnings: string[] = [];
+  const composeText = readFileSync(path.join(root, "docker-compose.yml"), "utf8");
+  problems.push(...validateCompose(composeText));
   checked.push("docker-compose.yml");
+  for (const dockerfile of composeText.matchAll(/^\s+dockerfile:\s*(\S+)\s*$/gm)) {
+    if (!existsSync(path.join(root, dockerfile[1]!)))
+      warnings.push(`docker-compose.yml builds from ${dockerfile[1]}, which does not exist yet`);
+  }
+  const otelFile = path.join(root, "deploy/otel-collector.yaml");
+  if (existsSync(otelFile)) {
+    problems.push(...validateOtelConfig(readFileSync(otelFile, "utf8")));
+    checked.push("deploy/otel-collector.yaml");
+  }
 
   const overlaysDir = path.join(root, "deploy/k8s/overlays");
   const overlays = existsSync(overlaysDir)
@@ -40,5 +53,5 @@ export async function validateDeploy(root: string): Promise<DeployValidation> {
     }
   }
   problems.push(...(await validateManifests(sets)));
-  return { checked, problems };
+  return { checked, problems, warnings };
 }
