@@ -7,6 +7,7 @@ import {
   type NonceStore,
   type PoUVerifier,
 } from "@humanpass/human-proof";
+import type { Logger } from "@humanpass/telemetry";
 import { currentPaymentRequest } from "@humanpass/x402-fastify";
 import {
   type FacilitatorClient,
@@ -18,7 +19,6 @@ import {
 import type { Network } from "@x402/core/types";
 import { convertToTokenAmount } from "@x402/core/utils";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
-import type { Logger } from "pino";
 import type { PaymentEvents } from "../events/payment-events";
 import {
   type AssetConfig,
