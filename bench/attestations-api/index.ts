@@ -41,6 +41,14 @@ async function load(): Promise<void> {
            (${REVIEW}, 'Review', 'uint8 stars,string comment', ${`0x${"0".repeat(40)}`}, true, ${REGISTRY}, '0', ${REGISTRY}, 1700000000, 45056, 1, 1, ${`0x${"02".repeat(32)}`})`.execute(
     db,
   );
+  // Loading into unindexed tables and building the indexes once afterwards is several times faster than
+  // maintaining eleven indexes row by row; the definitions are the migration's own, read back from the catalog.
+  const { rows: indexes } = await sql<{ indexname: string; indexdef: string }>`
+    select indexname, indexdef from pg_indexes
+    where schemaname = ${SCHEMA} and tablename = 'attestations' and indexname <> 'attestations_pkey'`.execute(
+    db,
+  );
+  for (const { indexname } of indexes) await sql`drop index ${sql.id(SCHEMA, indexname)}`.execute(db);
   const batch = 100_000;
   for (let from = 1; from <= ROWS; from += batch) {
     const to = Math.min(ROWS, from + batch - 1);
@@ -55,15 +63,20 @@ async function load(): Promise<void> {
              1700000000 + g, 0, g % 10 = 0, g % 100 = 1, case when g % 100 = 1 then 1800000000 else 0 end,
              'did:iden3:billions:main:human' || (g % 100000), (10000000 + g % 100000)::text,
              '0x' || lpad((g % 100000)::text, 40, '0'),
-             'did:iden3:billions:main:agent' || (g - g % 10 / 10 * 0), (1000000000 + g)::text,
-             '0x' || lpad((5000000000 + g - case when g % 10 = 0 then 1 else 0 end)::text, 40, '0'),
+             'did:iden3:billions:main:agent' || x.agent, (1000000000 + x.agent)::text,
+             '0x' || lpad((5000000000 + x.agent)::text, 40, '0'),
              ${`0x${"0".repeat(64)}`}, ${EMPTY_BYTES}, ${REGISTRY}, 45056, 1000 + g / 10, g % 10,
              '0x' || md5('t' || g) || md5('u' || g)
-      from generate_series(${from}::int, ${to}::int) g`.execute(db);
+      from generate_series(${from}::int, ${to}::int) g
+      cross join lateral (select g - case when g % 10 = 0 then 1 else 0 end as agent) x`.execute(db);
     process.stdout.write(
       `  loaded ${to.toLocaleString("en")} attestations (${((Date.now() - started) / 1000).toFixed(1)} s)\n`,
     );
   }
+  for (const { indexdef } of indexes) await sql.raw(indexdef).execute(db);
+  process.stdout.write(
+    `  ${indexes.length} indexes rebuilt (${((Date.now() - started) / 1000).toFixed(1)} s)\n`,
+  );
   await sql`analyze`.execute(db);
   await db.destroy();
 }

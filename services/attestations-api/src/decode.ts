@@ -98,3 +98,23 @@ export function decodeAttestationData(schemaRaw: string | null, data: string): D
     value: { name: field.name, type: field.type, value: stringify(values[i]) },
   }));
 }
+
+const jsonCache = new Map<string, string>();
+const JSON_CACHE_LIMIT = 10_000;
+const CACHEABLE_DATA_LENGTH = 2_048;
+
+/**
+ * `decodedDataJson` of spec 2. Short data is remembered per (signature, data): most attestations of a schema carry
+ * the same few payloads (every ownership attestation holds empty bytes), so most items cost a map lookup.
+ */
+export function decodedDataJson(schemaRaw: string | null, data: string): string {
+  if (data.length > CACHEABLE_DATA_LENGTH) return JSON.stringify(decodeAttestationData(schemaRaw, data));
+  const key = `${schemaRaw ?? ""}\u0000${data}`;
+  let json = jsonCache.get(key);
+  if (json === undefined) {
+    json = JSON.stringify(decodeAttestationData(schemaRaw, data));
+    if (jsonCache.size >= JSON_CACHE_LIMIT) jsonCache.clear();
+    jsonCache.set(key, json);
+  }
+  return json;
+}

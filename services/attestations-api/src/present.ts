@@ -2,7 +2,7 @@ import { didFromAddress, networkForChainId } from "@humanpass/identity";
 import { DID, Id } from "@iden3/js-iden3-core";
 import type { Static } from "@sinclair/typebox";
 import type { AttestationRow, Page, PageRequest, SchemaRow } from "./db/queries";
-import { decodeAttestationData, schemaFields } from "./decode";
+import { decodedDataJson, schemaFields } from "./decode";
 import type { AttestationListItem, AttestationSingle, SchemaListItem, SchemaSingle } from "./routes/shapes";
 
 export function envelope<R, T>(page: Page<R>, request: PageRequest, present: (row: R) => T) {
@@ -37,7 +37,7 @@ export function attestationItem(row: AttestationRow): Static<typeof AttestationL
     toId: row.recipient_iden3_id,
     fromEthereumAddress: row.attester_address,
     toEthereumAddress: row.recipient_address,
-    decodedDataJson: JSON.stringify(decodeAttestationData(row.schema_raw, row.data)),
+    decodedDataJson: decodedDataJson(row.schema_raw, row.data),
   };
 }
 

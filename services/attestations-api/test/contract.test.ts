@@ -679,6 +679,27 @@ describe("health, CORS, OpenAPI", () => {
   });
 });
 
+describe("built without a read pool", () => {
+  it("answers the same through kysely alone (other services' tests build it that way)", async () => {
+    const app = await buildApp({ db: h.db, logger, rateLimit: false });
+    try {
+      for (const path of [
+        `/attestations?schemaId=${ownership.schemaId}&recipientEthereumAddress=${agent1.address}`,
+        `/attestations/${revokedPairing.attestationId}`,
+        `/identities/${human1.did}/attestations`,
+        `/schemas/${review.schemaId}`,
+        `/nullifier?userId=${USER_ID}`,
+        `/search/${human2.did}`,
+      ]) {
+        const [withPool, without] = [await getJson(h.app, api(path)), await getJson(app, api(path))];
+        expect(without).toMatchObject({ status: 200, body: withPool.body });
+      }
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe("rate limiting", () => {
   it("answers 429 with Retry-After past the limit, per client, and never limits /healthCheck", async () => {
     const app = await buildApp({

@@ -1,38 +1,64 @@
 import { createHash } from "node:crypto";
-import type { CompiledQuery, Kysely } from "kysely";
+import { type Compilable, CompiledQuery, type Kysely } from "kysely";
 import type pg from "pg";
 
 /** Where the API's read queries run: a pg pool of its own, so statements can be prepared (kysely's cannot). */
 export type ReadPool = Pick<pg.Pool, "query">;
 
-const names = new Map<string, string>();
+/** The read side: kysely builds the queries once, the pool runs them as prepared statements. */
+export interface Reader {
+  db: Kysely<any>;
+  /** Without one (tests of other services build the app on one kysely instance), plain queries through `db`. */
+  pool?: ReadPool;
+}
 
-function statementName(sqlText: string): string {
-  let name = names.get(sqlText);
-  if (!name) {
-    name = `q${createHash("sha1").update(sqlText).digest("hex").slice(0, 20)}`;
-    names.set(sqlText, name);
+/** A query compiled once; `slots` names, in order, the argument each bound parameter takes. */
+export interface Statement {
+  name: string;
+  sql: string;
+  slots: string[];
+}
+
+const MARK = "\u0000slot:";
+
+/** A placeholder for a named argument, used where the query builder expects a value. */
+export function slot(name: string): any {
+  return `${MARK}${name}`;
+}
+
+const statements = new Map<string, Statement>();
+
+/**
+ * The statement `key` stands for, built and compiled on first use only: the query shapes are few (one per
+ * combination of filters), and building them with kysely on every request cost more than running them.
+ * Every bound parameter must be a slot, so no value can be frozen into the cached text by mistake.
+ */
+export function statement(key: string, build: () => Compilable): Statement {
+  let found = statements.get(key);
+  if (!found) {
+    const compiled = build().compile();
+    const slots = compiled.parameters.map((p) => {
+      if (typeof p !== "string" || !p.startsWith(MARK))
+        throw new Error(`statement ${key}: bound value ${String(p)} is not a slot`);
+      return p.slice(MARK.length);
+    });
+    found = {
+      name: `q${createHash("sha1").update(compiled.sql).digest("hex").slice(0, 20)}`,
+      sql: compiled.sql,
+      slots,
+    };
+    statements.set(key, found);
   }
-  return name;
+  return found;
 }
 
 /**
- * Runs a query built with kysely as a named prepared statement: each pooled connection parses it once and
- * Postgres switches to a cached generic plan after a few runs, so the hot lookups skip planning, which costs more
- * than executing them. The set of distinct texts is small (one per combination of filters).
+ * Runs a statement as a named prepared statement: each pooled connection parses it once and Postgres switches to
+ * a cached generic plan after a few runs, so the hot lookups skip planning, which costs more than executing them.
  */
-export async function runPrepared<R>(
-  reader: { db: Kysely<any>; pool?: ReadPool },
-  query: { compile(): CompiledQuery<R> },
-): Promise<R[]> {
-  const compiled = query.compile();
-  const { pool } = reader;
-  // Without a pool of its own (tests of other services build the app on one kysely instance), plain queries.
-  if (!pool) return (await reader.db.executeQuery(compiled)).rows;
-  const result = await pool.query({
-    name: statementName(compiled.sql),
-    text: compiled.sql,
-    values: compiled.parameters as unknown[],
-  });
+export async function run<R>(reader: Reader, st: Statement, args: Record<string, unknown>): Promise<R[]> {
+  const values = st.slots.map((name) => args[name]);
+  if (!reader.pool) return (await reader.db.executeQuery(CompiledQuery.raw(st.sql, values))).rows as R[];
+  const result = await reader.pool.query({ name: st.name, text: st.sql, values });
   return result.rows as R[];
 }

@@ -1,7 +1,8 @@
 import { type Kysely, sql } from "@humanpass/db";
-import type { Expression, ExpressionBuilder, SqlBool } from "kysely";
-import { type ReadPool, runPrepared } from "./prepared";
+import { type Reader, run, slot, statement } from "./prepared";
 import type { Database } from "./types";
+
+export type { Reader } from "./prepared";
 
 export interface PageRequest {
   number: number;
@@ -14,8 +15,21 @@ export interface Page<T> {
   rows: T[];
 }
 
-type AttestationScope = ExpressionBuilder<Database & { a: Database["attestations"] }, "a">;
-export type AttestationFilter = (eb: AttestationScope) => Expression<SqlBool>;
+/** Columns an attestation list is filtered on; addresses are matched lower-case (their index is on `lower(…)`). */
+export type FilterColumn =
+  | "schema_id"
+  | "attester_did"
+  | "attester_iden3_id"
+  | "attester_address"
+  | "recipient_did"
+  | "recipient_iden3_id"
+  | "recipient_address";
+
+/** Conditions on listed attestations, all of which (or any of which) must hold; values in the stored form. */
+export interface AttestationFilter {
+  match: "all" | "any";
+  conditions: Array<{ column: FilterColumn; value: string }>;
+}
 
 /**
  * Written as a literal, not a bound parameter: the partial indexes are `where not revoked`, and a generic plan of a
@@ -23,10 +37,9 @@ export type AttestationFilter = (eb: AttestationScope) => Expression<SqlBool>;
  */
 const listed = sql<boolean>`not a.revoked`;
 
-/** The read side: kysely builds the queries, the pool runs them as prepared statements. */
-export interface Reader {
-  db: Kysely<Database>;
-  pool?: ReadPool;
+function columnExpression(column: FilterColumn) {
+  const ref = sql.ref(`a.${column}`);
+  return column.endsWith("_address") ? sql`lower(${ref})` : ref;
 }
 
 /** A schema's place in registration (chain) order, 1 for the first; computed so a reorg cannot leave gaps. */
@@ -81,6 +94,35 @@ function attestationsWithSchema(db: Kysely<Database>) {
     ]);
 }
 
+function pageStatement(db: Kysely<Database>, filter: AttestationFilter) {
+  const columns = filter.conditions.map((c) => c.column);
+  return statement(`attestations:${filter.match}:${columns.join(",")}`, () => {
+    const where = sql.join(
+      columns.map((column, i) => sql`${columnExpression(column)} = ${slot(`c${i}`)}`),
+      sql.raw(filter.match === "all" ? " and " : " or "),
+    );
+    const condition = columns.length === 0 ? listed : sql<boolean>`${listed} and (${where})`;
+    const stats = db
+      .selectFrom("attestations as a")
+      .where(condition)
+      .select([
+        sql<string>`count(*)`.as("total"),
+        sql<string>`count(distinct a.attester_did)`.as("unique_attesters"),
+      ]);
+    const items = attestationsWithSchema(db)
+      .where(condition)
+      .orderBy("a.block_number")
+      .orderBy("a.log_index")
+      .orderBy("a.id")
+      .limit(slot("limit"))
+      .offset(slot("offset"));
+    return db
+      .selectFrom(stats.as("c"))
+      .leftJoinLateral(items.as("p"), (join) => join.onTrue())
+      .selectAll();
+  });
+}
+
 /**
  * One page of listed (not revoked) attestations, oldest first by chain position, with the totals, in one
  * statement: new attestations only ever append, so the page boundaries a client walks never move.
@@ -90,29 +132,15 @@ export async function pageOfAttestations(
   filter: AttestationFilter,
   page: PageRequest,
 ): Promise<Page<AttestationRow>> {
-  const stats = reader.db
-    .selectFrom("attestations as a")
-    .where(listed)
-    .where(filter)
-    .select([
-      sql<string>`count(*)`.as("total"),
-      sql<string>`count(distinct a.attester_did)`.as("unique_attesters"),
-    ]);
-  const items = attestationsWithSchema(reader.db)
-    .where(listed)
-    .where(filter as any)
-    .orderBy("a.block_number")
-    .orderBy("a.log_index")
-    .orderBy("a.id")
-    .limit(page.size)
-    .offset((page.number - 1) * page.size);
-  const rows = (await runPrepared(
+  const args: Record<string, unknown> = { limit: page.size, offset: (page.number - 1) * page.size };
+  filter.conditions.forEach((c, i) => {
+    args[`c${i}`] = c.value;
+  });
+  const rows = await run<AttestationRow & { total: string; unique_attesters: string }>(
     reader,
-    reader.db
-      .selectFrom(stats.as("c"))
-      .leftJoinLateral(items.as("p"), (join) => join.onTrue())
-      .selectAll(),
-  )) as unknown as Array<AttestationRow & { total: string; unique_attesters: string }>;
+    pageStatement(reader.db, filter),
+    args,
+  );
   const first = rows[0];
   return {
     total: Number(first?.total ?? 0),
@@ -122,8 +150,9 @@ export async function pageOfAttestations(
 }
 
 export async function findAttestation(reader: Reader, id: string): Promise<AttestationRow | undefined> {
-  const [row] = await runPrepared(reader, attestationsWithSchema(reader.db).where("a.id", "=", id));
-  return row as AttestationRow | undefined;
+  const st = statement("attestation", () => attestationsWithSchema(reader.db).where("a.id", "=", slot("id")));
+  const [row] = await run<AttestationRow>(reader, st, { id });
+  return row;
 }
 
 export interface SchemaRow {
@@ -161,60 +190,63 @@ function schemasWithCounts(db: Kysely<Database>) {
 }
 
 export async function pageOfSchemas(reader: Reader, page: PageRequest): Promise<Page<SchemaRow>> {
-  const [{ total }] = await runPrepared(
-    reader,
+  const count = statement("schemas:count", () =>
     reader.db.selectFrom("schemas").select(sql<string>`count(*)`.as("total")),
   );
-  const rows = (await runPrepared(
-    reader,
+  const list = statement("schemas:page", () =>
     schemasWithCounts(reader.db)
       .orderBy("s.block_number")
       .orderBy("s.log_index")
       .orderBy("s.id")
-      .limit(page.size)
-      .offset((page.number - 1) * page.size),
-  )) as SchemaRow[];
+      .limit(slot("limit"))
+      .offset(slot("offset")),
+  );
+  const [[{ total }], rows] = await Promise.all([
+    run<{ total: string }>(reader, count, {}),
+    run<SchemaRow>(reader, list, { limit: page.size, offset: (page.number - 1) * page.size }),
+  ]);
   return { total: Number(total), unique: Number(total), rows };
 }
 
 export async function findSchema(reader: Reader, id: string): Promise<SchemaRow | undefined> {
-  const [row] = await runPrepared(reader, schemasWithCounts(reader.db).where("s.id", "=", id));
-  return row as SchemaRow | undefined;
+  const st = statement("schema", () => schemasWithCounts(reader.db).where("s.id", "=", slot("id")));
+  const [row] = await run<SchemaRow>(reader, st, { id });
+  return row;
 }
 
 export async function findSchemasByName(reader: Reader, name: string, limit: number): Promise<SchemaRow[]> {
-  return (await runPrepared(
-    reader,
+  const st = statement("schemas:by-name", () =>
     schemasWithCounts(reader.db)
-      .where(sql`lower(s.name)`, "=", name.toLowerCase())
+      .where(sql`lower(s.name)`, "=", slot("name"))
       .orderBy("s.block_number")
       .orderBy("s.log_index")
-      .limit(limit),
-  )) as SchemaRow[];
+      .limit(slot("limit")),
+  );
+  return run<SchemaRow>(reader, st, { name: name.toLowerCase(), limit });
 }
 
 export async function findNullifier(reader: Reader, userId: string): Promise<string | undefined> {
-  const [row] = await runPrepared(
-    reader,
-    reader.db.selectFrom("nullifiers").select("nullifier").where("user_id", "=", userId),
+  const st = statement("nullifier", () =>
+    reader.db.selectFrom("nullifiers").select("nullifier").where("user_id", "=", slot("userId")),
   );
+  const [row] = await run<{ nullifier: string }>(reader, st, { userId });
   return row?.nullifier;
 }
 
-/** Which sides of listed attestations an identity value appears on. */
+/** Which sides of listed attestations an identity value (in its matched form) appears on. */
 export async function identitySides(
   reader: Reader,
-  columns: {
-    attester: "attester_did" | "attester_address" | "attester_iden3_id";
-    recipient: "recipient_did" | "recipient_address" | "recipient_iden3_id";
-  },
+  columns: { attester: FilterColumn; recipient: FilterColumn },
   value: string,
 ): Promise<{ attester: boolean; recipient: boolean }> {
-  const side = (column: string) =>
-    sql<boolean>`exists (select 1 from attestations a where ${listed} and ${sql.ref(`a.${column}`)} = ${value})`;
-  const [row] = await runPrepared(
-    reader,
-    reader.db.selectNoFrom([side(columns.attester).as("attester"), side(columns.recipient).as("recipient")]),
-  );
-  return { attester: row.attester, recipient: row.recipient };
+  const st = statement(`sides:${columns.attester}:${columns.recipient}`, () => {
+    const side = (column: FilterColumn) =>
+      sql<boolean>`exists (select 1 from attestations a where ${listed} and ${columnExpression(column)} = ${slot("value")})`;
+    return reader.db.selectNoFrom([
+      side(columns.attester).as("attester"),
+      side(columns.recipient).as("recipient"),
+    ]);
+  });
+  const [row] = await run<{ attester: boolean; recipient: boolean }>(reader, st, { value });
+  return row;
 }

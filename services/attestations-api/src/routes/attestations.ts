@@ -1,7 +1,11 @@
 import { type HttpApp, HttpError } from "@humanpass/http";
 import { Type } from "@sinclair/typebox";
-import { getAddress } from "viem";
-import { type AttestationFilter, findAttestation, pageOfAttestations } from "../db/queries";
+import {
+  type AttestationFilter,
+  type FilterColumn,
+  findAttestation,
+  pageOfAttestations,
+} from "../db/queries";
 import { attestationItem, attestationSingle, envelope } from "../present";
 import type { RouteDeps } from "./context";
 import {
@@ -15,21 +19,24 @@ import {
 
 type Filters = typeof AttestationFiltersQuery.static;
 
-/** Every given filter must hold; values are brought to the stored form (lower-case hex, checksummed address, canonical decimal). */
+const FILTERS: Array<[keyof Filters, FilterColumn, (value: string) => string]> = [
+  ["schemaId", "schema_id", (v) => v.toLowerCase()],
+  ["attesterDid", "attester_did", (v) => v],
+  ["attesterIden3Id", "attester_iden3_id", (v) => BigInt(v).toString()],
+  ["attesterEthereumAddress", "attester_address", (v) => v.toLowerCase()],
+  ["recipientDid", "recipient_did", (v) => v],
+  ["recipientIden3Id", "recipient_iden3_id", (v) => BigInt(v).toString()],
+  ["recipientEthereumAddress", "recipient_address", (v) => v.toLowerCase()],
+];
+
+/** Every given filter must hold; values are brought to the matched form (lower-case hex, canonical decimal). */
 function filterOf(q: Filters): AttestationFilter {
-  return (eb) => {
-    const all = [];
-    if (q.schemaId) all.push(eb("a.schema_id", "=", q.schemaId.toLowerCase()));
-    if (q.attesterDid) all.push(eb("a.attester_did", "=", q.attesterDid));
-    if (q.attesterIden3Id) all.push(eb("a.attester_iden3_id", "=", BigInt(q.attesterIden3Id).toString()));
-    if (q.attesterEthereumAddress)
-      all.push(eb("a.attester_address", "=", getAddress(q.attesterEthereumAddress.toLowerCase())));
-    if (q.recipientDid) all.push(eb("a.recipient_did", "=", q.recipientDid));
-    if (q.recipientIden3Id) all.push(eb("a.recipient_iden3_id", "=", BigInt(q.recipientIden3Id).toString()));
-    if (q.recipientEthereumAddress)
-      all.push(eb("a.recipient_address", "=", getAddress(q.recipientEthereumAddress.toLowerCase())));
-    return eb.and(all);
-  };
+  const conditions = [];
+  for (const [param, column, normalize] of FILTERS) {
+    const value = q[param];
+    if (typeof value === "string") conditions.push({ column, value: normalize(value) });
+  }
+  return { match: "all", conditions };
 }
 
 export async function attestationRoutes(app: HttpApp, reader: RouteDeps): Promise<void> {

@@ -17,16 +17,26 @@ import {
 const DID_REGEX = new RegExp(DID_PATTERN);
 const IDENTITY_MESSAGE = "identity must be a DID, an Ethereum address or an iden3 ID (decimal)";
 
-/** The identity in the stored form and the columns it is matched against, told apart by its format. */
+/**
+ * The identity told apart by its format: `value` its canonical form (checksummed address, plain decimal), `match`
+ * the form the columns are compared in, and the columns of either side.
+ */
 export function resolveIdentity(identity: string) {
   switch (identityKind(identity)) {
     case "did":
       if (identity.length > 512 || !DID_REGEX.test(identity)) return null;
-      return { kind: "did", value: identity, attester: "attester_did", recipient: "recipient_did" } as const;
+      return {
+        kind: "did",
+        value: identity,
+        match: identity,
+        attester: "attester_did",
+        recipient: "recipient_did",
+      } as const;
     case "ethereumAddress":
       return {
         kind: "address",
         value: getAddress(identity.toLowerCase()),
+        match: identity.toLowerCase(),
         attester: "attester_address",
         recipient: "recipient_address",
       } as const;
@@ -34,6 +44,7 @@ export function resolveIdentity(identity: string) {
       return {
         kind: "iden3Id",
         value: BigInt(identity).toString(),
+        match: BigInt(identity).toString(),
         attester: "attester_iden3_id",
         recipient: "recipient_iden3_id",
       } as const;
@@ -62,11 +73,13 @@ export async function identityRoutes(app: HttpApp, reader: RouteDeps): Promise<v
       const identity = resolveIdentity(request.params.identity);
       if (!identity) throw new HttpError(400, "invalid_identity", IDENTITY_MESSAGE);
       const page = pageRequest(request.query);
-      const filter: AttestationFilter = (eb) =>
-        eb.or([
-          eb(`a.${identity.attester}`, "=", identity.value),
-          eb(`a.${identity.recipient}`, "=", identity.value),
-        ]);
+      const filter: AttestationFilter = {
+        match: "any",
+        conditions: [
+          { column: identity.attester, value: identity.match },
+          { column: identity.recipient, value: identity.match },
+        ],
+      };
       return {
         identity: identity.value,
         ...envelope(await pageOfAttestations(reader, filter, page), page, attestationItem),

@@ -51,7 +51,11 @@ export async function schemaRoutes(app: HttpApp, reader: RouteDeps): Promise<voi
       const row = await findSchema(reader, id);
       if (!row) throw new HttpError(404, "not_found", "Schema not found");
       const page = pageRequest(request.query);
-      const attestations = await pageOfAttestations(reader, (eb) => eb("a.schema_id", "=", id), page);
+      const attestations = await pageOfAttestations(
+        reader,
+        { match: "all", conditions: [{ column: "schema_id", value: id }] },
+        page,
+      );
       return schemaSingle(row, envelope(attestations, page, attestationItem));
     },
   );

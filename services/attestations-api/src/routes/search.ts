@@ -60,7 +60,7 @@ export async function searchRoutes(app: HttpApp, reader: RouteDeps): Promise<voi
       }
       const identity = resolveIdentity(query);
       if (identity) {
-        const sides = await identitySides(reader, identity, identity.value);
+        const sides = await identitySides(reader, identity, identity.match);
         const field = { did: "Did", address: "EthereumAddress", iden3Id: "Iden3Id" }[identity.kind];
         const type = identity.kind;
         return [

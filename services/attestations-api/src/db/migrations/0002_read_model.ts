@@ -62,12 +62,14 @@ export const readModelMigration: Migration = {
       db,
     );
     for (const column of FILTER_COLUMNS) {
-      await sql`create index ${sql.id(`attestations_by_${column}`)} on attestations (${sql.id(column)}, block_number, log_index, id) where not revoked`.execute(
+      // Addresses are matched case-insensitively, so no checksum has to be computed for a lookup.
+      const key = column.endsWith("_address") ? sql`lower(${sql.ref(column)})` : sql.ref(column);
+      await sql`create index ${sql.id(`attestations_by_${column}`)} on attestations (${key}, block_number, log_index, id) where not revoked`.execute(
         db,
       );
     }
     // The ownership lookup of spec 2: AgentOwnership schema plus the agent's DID or address.
-    await sql`create index attestations_schema_recipient_address on attestations (schema_id, recipient_address, block_number, log_index, id) where not revoked`.execute(
+    await sql`create index attestations_schema_recipient_address on attestations (schema_id, lower(recipient_address), block_number, log_index, id) where not revoked`.execute(
       db,
     );
     await sql`create index attestations_schema_recipient_did on attestations (schema_id, recipient_did, block_number, log_index, id) where not revoked`.execute(
