@@ -629,6 +629,30 @@ describe("errors", () => {
       400,
       { error: "invalid_identity" },
     ],
+    [
+      "page_number Infinity (ajv coerces it to a number)",
+      () => "/attestations?page_number=Infinity",
+      400,
+      { error: "invalid_request" },
+    ],
+    [
+      "page_size 1e400",
+      () => "/identities/0x0000000000000000000000000000000000000001/attestations?page_size=1e400",
+      400,
+      { error: "invalid_request" },
+    ],
+    [
+      "a DID filter holding NUL",
+      () => "/attestations?recipientDid=did:iden3:x%00",
+      400,
+      { error: "invalid_request" },
+    ],
+    [
+      "a DID identity holding NUL",
+      () => "/identities/did:iden3:x%00/attestations",
+      400,
+      { error: "invalid_identity" },
+    ],
     ["unknown path", () => "/nope", 404, { error: "not_found" }],
     ["unknown path outside the API", () => "/api/v2/attestations", 404, { error: "not_found" }],
   ];
