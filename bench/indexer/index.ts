@@ -6,6 +6,7 @@ import { createDb, ensureDatabase, migrateToLatest, sql } from "@humanpass/db";
 import {
   encodeSchemaData,
   identityFromAddress,
+  mine,
   recordAttestations,
   registerSchema,
   startDevnet,
@@ -66,7 +67,7 @@ try {
       })),
     )
   ).map((r) => r.id);
-  await devnet.client.mine({ blocks: 1 });
+  await mine(devnet, 1);
   const head = await devnet.client.getBlockNumber();
   process.stdout.write(
     `setup: ${RECORDS} attestations recorded in ${head} blocks in ${Date.now() - started} ms\n`,

@@ -1,9 +1,12 @@
 import type { Address, Hex } from "viem";
 import type { Devnet } from "./devnet";
 
-/** Mines `blocks` empty blocks at once (hardhat_mine). */
+/**
+ * Mines `blocks` empty blocks, one `evm_mine` each. Not `hardhat_mine`: it reserves blocks it builds only when
+ * asked for, and their hashes and state are not stable across reads, which looks like a reorg to an indexer.
+ */
 export async function mine(devnet: Devnet, blocks = 1): Promise<void> {
-  await devnet.client.mine({ blocks });
+  for (let i = 0; i < blocks; i++) await devnet.client.request({ method: "evm_mine", params: [] } as never);
 }
 
 /** Takes an EVM snapshot; `revert(devnet, id)` returns the chain to it, orphaning every later block. */

@@ -6,7 +6,7 @@ import { type OnChainAttestation, readAttestationBatch } from "./chain/attestati
 import type { ChainClient } from "./chain/client";
 import { type BlockHeader, fetchHeaders } from "./chain/headers";
 import { fetchRegistryLogs, isRangeRefused } from "./chain/logs";
-import { type RetryOptions, StoppedError, sleep, withRetry } from "./chain/retry";
+import { type RetryOptions, rpcErrorReason, StoppedError, sleep, withRetry } from "./chain/retry";
 import type { IndexerSettings } from "./config";
 import {
   type Cursor,
@@ -113,12 +113,16 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     const worker = async () => {
       while (next < chunks.length) {
         const chunk = chunks[next++]!;
-        const records = await rpc("getAttestation", () =>
-          readAttestationBatch(client, chunk, {
-            registry: settings.attestationRegistry,
-            multicallAddress: settings.multicallAddress,
-            blockNumber,
-          }),
+        const records = await rpc(
+          `getAttestation at block ${blockNumber}`,
+          () =>
+            readAttestationBatch(client, chunk, {
+              registry: settings.attestationRegistry,
+              multicallAddress: settings.multicallAddress,
+              blockNumber,
+            }),
+          // A read that reverts is not an RPC hiccup: the step starts over and re-checks the chain.
+          { isFinal: (error) => rpcErrorReason(error) === "other" },
         );
         chunk.forEach((id, i) => results.set(id, records[i]!));
       }

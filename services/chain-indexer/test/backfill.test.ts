@@ -3,6 +3,7 @@ import {
   encodeSchemaData,
   getSchema,
   identityFromAddress,
+  mine,
   recordAttestations,
   registerSchema,
   revokeAttestations,
@@ -68,7 +69,7 @@ beforeAll(async () => {
   // Every 19th record of a revocable schema, spread over the whole range.
   revokedIds = recordedIds.filter((_, n) => n % SCHEMAS.length !== 4 && n % 16 === 1).slice(0, REVOCATIONS);
   await revokeAttestations(devnet, revokedIds);
-  await devnet.client.mine({ blocks: 1 });
+  await mine(devnet, 1);
 }, 300_000);
 
 afterAll(async () => {

@@ -1,6 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { encodeSchemaData, identityFromAddress, recordAttestations, registerSchema } from "@humanpass/devnet";
+import {
+  encodeSchemaData,
+  identityFromAddress,
+  mine,
+  recordAttestations,
+  registerSchema,
+} from "@humanpass/devnet";
 import { freePort } from "@humanpass/testing";
 import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -62,7 +68,7 @@ beforeAll(async () => {
       { batchSize: 20 },
     )
   ).map((r) => r.id);
-  await devnet.client.mine({ blocks: 1 });
+  await mine(devnet, 1);
   target = (await devnet.client.getBlockNumber()) - 1n;
 }, 300_000);
 

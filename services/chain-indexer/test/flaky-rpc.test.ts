@@ -1,6 +1,7 @@
 import {
   encodeSchemaData,
   identityFromAddress,
+  mine,
   recordAttestations,
   registerSchema,
   revokeAttestations,
@@ -37,7 +38,7 @@ beforeAll(async () => {
   ).map((r) => r.id);
   revoked = ids.filter((_, n) => n % 10 === 3);
   await revokeAttestations(devnet, revoked, { batchSize: 5 });
-  await devnet.client.mine({ blocks: 2 });
+  await mine(devnet, 2);
   proxy = await startFlakyRpcProxy(devnet.rpcUrl, { failureRate: 0.2, maxLogRange: 8 });
 });
 

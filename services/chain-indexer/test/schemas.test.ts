@@ -1,4 +1,4 @@
-import { getLegacySchema, getSchema, registerLegacySchema, registerSchema } from "@humanpass/devnet";
+import { getLegacySchema, getSchema, mine, registerLegacySchema, registerSchema } from "@humanpass/devnet";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually, type Stack, startStack } from "./harness";
 
@@ -21,7 +21,7 @@ describe("schema_registered", () => {
       userId: 7n,
     });
     const legacy = await registerLegacySchema(devnet, { schema: "bytes data", revocable: false, userId: 9n });
-    await devnet.client.mine({ blocks: 1 });
+    await mine(devnet, 1);
     const { indexer } = stack.indexer();
     await stack.drain(indexer);
 
