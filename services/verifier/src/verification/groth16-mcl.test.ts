@@ -1,10 +1,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import * as mcl from "mcl-wasm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { beta1, decodeToken, stable } from "../../test/support/fixtures";
 import {
   type Groth16VerificationKeyJson,
   initGroth16,
+  parseG1,
+  parseG2,
   prepareVerificationKey,
   SCALAR_FIELD_ORDER,
   verifyGroth16,
@@ -83,6 +86,32 @@ function tampered(p: FixtureProof, change: (copy: FixtureProof) => void): Fixtur
 
 const plusOne = (value: string) => (BigInt(value) + 1n).toString();
 
+/** A point on the twist y² = x³ + 3/(9+u) that is not in the order-r subgroup (the twist's cofactor is huge). */
+function twistPointOutsideSubgroup(): string[][] {
+  const fp2 = (a: number, b: number) => {
+    const v = new mcl.Fp2();
+    v.setInt(a, b);
+    return v;
+  };
+  const twistB = mcl.div(fp2(3, 0), fp2(9, 1));
+  for (let a = 1; ; a++) {
+    const x = fp2(a, 0);
+    const [isSquare, y] = mcl.squareRoot(mcl.add(mcl.mul(mcl.sqr(x), x), twistB));
+    if (!isSquare) continue;
+    const point = new mcl.G2();
+    point.setX(x);
+    point.setY(y);
+    point.setZ(fp2(1, 0));
+    if (point.isValid() && !point.isValidOrder()) {
+      return [
+        [x.get_a().getStr(10), x.get_b().getStr(10)],
+        [y.get_a().getStr(10), y.get_b().getStr(10)],
+        ["1", "0"],
+      ];
+    }
+  }
+}
+
 const tamperings: Array<[string, (p: FixtureProof) => void]> = [
   [
     "a changed public signal",
@@ -112,6 +141,12 @@ const tamperings: Array<[string, (p: FixtureProof) => void]> = [
     "pi_b off the curve",
     (p) => {
       p.proof.pi_b[0][0] = plusOne(p.proof.pi_b[0][0]);
+    },
+  ],
+  [
+    "pi_b on the twist but outside the G2 subgroup",
+    (p) => {
+      p.proof.pi_b = twistPointOutsideSubgroup();
     },
   ],
   [
@@ -179,6 +214,15 @@ describe("Groth16 verifier on mcl-wasm", () => {
       expect(await rejects(byLibrary(bad))).toBe(true);
       expect(await rejects(byMcl(bad))).toBe(true);
     });
+  });
+
+  it("refuses points off the curve and G2 points outside the subgroup before any pairing", () => {
+    const [auth] = proofs;
+    expect(() => parseG1([auth.proof.pi_a[0], plusOne(auth.proof.pi_a[1])], "pi_a")).toThrow(
+      /not on the curve/,
+    );
+    expect(() => parseG2(twistPointOutsideSubgroup(), "pi_b")).toThrow(/not in the G2 subgroup/);
+    expect(parseG2(auth.proof.pi_b, "pi_b").isValidOrder()).toBe(true);
   });
 
   it("rejects a proof checked against another circuit's key", () => {
