@@ -4,6 +4,7 @@ import { validateCompose } from "./compose";
 import { validateManifests } from "./k8s";
 import { parseManifests, renderKustomization } from "./kustomize";
 import { validateOtelConfig } from "./otel";
+import { policyProblems } from "./policy";
 import type { Problem } from "./problems";
 
 export interface DeployValidation {
@@ -47,6 +48,7 @@ export async function validateDeploy(root: string): Promise<DeployValidation> {
     try {
       const manifests = parseManifests(renderKustomization(path.join(overlaysDir, overlay)));
       sets.push({ where, manifests });
+      problems.push(...policyProblems(manifests, where));
       checked.push(`${where} (${manifests.length} manifests)`);
     } catch (e) {
       problems.push({ where, path: "/", message: (e as Error).message });

@@ -1,0 +1,89 @@
+import type { Problem } from "./problems";
+
+type Obj = Record<string, any>;
+
+const WORKLOADS = new Set(["Deployment", "StatefulSet", "Job"]);
+
+function matches(selector: Obj | undefined, labels: Obj | undefined): boolean {
+  const wanted = selector?.matchLabels ?? {};
+  return Object.entries(wanted).every(([k, v]) => labels?.[k] === v);
+}
+
+/**
+ * humanpass's own rules for rendered manifests, beyond what the API accepts: every workload runs non-root on a
+ * read-only root filesystem without privileges and with resources; every service Deployment has its probes on
+ * /readyz and /healthz; a stateless one (rolling updates) has a PodDisruptionBudget and an HPA; every pod is
+ * covered by a NetworkPolicy of its own; every ConfigMap a pod reads is rendered with it.
+ */
+export function policyProblems(manifests: unknown[], where: string): Problem[] {
+  const problems: Problem[] = [];
+  const all = manifests as Obj[];
+  const byKind = (kind: string) => all.filter((m) => m?.kind === kind);
+  const configMaps = new Set(byKind("ConfigMap").map((m) => m.metadata?.name));
+  const policies = byKind("NetworkPolicy").filter(
+    (p) => Object.keys(p.spec?.podSelector?.matchLabels ?? {}).length > 0,
+  );
+  const pdbs = byKind("PodDisruptionBudget");
+  const hpas = byKind("HorizontalPodAutoscaler");
+
+  for (const workload of all.filter((m) => WORKLOADS.has(m?.kind))) {
+    const label = `${where}: ${workload.kind}/${workload.metadata?.name}`;
+    const add = (path: string, message: string) => problems.push({ where: label, path, message });
+    const pod = workload.spec?.template;
+    const podLabels = pod?.metadata?.labels ?? {};
+    if (pod?.spec?.securityContext?.runAsNonRoot !== true)
+      add("/spec/template/spec/securityContext/runAsNonRoot", "must be true");
+    const containers: [string, Obj][] = [
+      ...(pod?.spec?.initContainers ?? []).map((c: Obj, i: number): [string, Obj] => [
+        `initContainers/${i}`,
+        c,
+      ]),
+      ...(pod?.spec?.containers ?? []).map((c: Obj, i: number): [string, Obj] => [`containers/${i}`, c]),
+    ];
+    for (const [at, c] of containers) {
+      const base = `/spec/template/spec/${at}`;
+      if (c.securityContext?.readOnlyRootFilesystem !== true)
+        add(`${base}/securityContext/readOnlyRootFilesystem`, "must be true");
+      if (c.securityContext?.allowPrivilegeEscalation !== false)
+        add(`${base}/securityContext/allowPrivilegeEscalation`, "must be false");
+      if (!(c.securityContext?.capabilities?.drop ?? []).includes("ALL"))
+        add(`${base}/securityContext/capabilities/drop`, 'must include "ALL"');
+      if (!c.resources?.requests || !c.resources?.limits)
+        add(`${base}/resources`, "requests and limits are required");
+      for (const [i, source] of (c.envFrom ?? []).entries()) {
+        const name = source.configMapRef?.name;
+        if (name && !configMaps.has(name) && source.configMapRef?.optional !== true)
+          add(`${base}/envFrom/${i}`, `ConfigMap ${name} is not rendered`);
+      }
+    }
+    for (const [i, volume] of (pod?.spec?.volumes ?? []).entries()) {
+      const name = volume.configMap?.name;
+      if (name && !configMaps.has(name))
+        add(`/spec/template/spec/volumes/${i}`, `ConfigMap ${name} is not rendered`);
+    }
+    if (!policies.some((p) => matches(p.spec.podSelector, podLabels)))
+      add("/spec/template/metadata/labels", "no NetworkPolicy selects these pods");
+
+    if (workload.kind === "Deployment" && podLabels["app.kubernetes.io/component"] === "service") {
+      const main = pod.spec.containers[0] ?? {};
+      if (main.readinessProbe?.httpGet?.path !== "/readyz")
+        add("/spec/template/spec/containers/0/readinessProbe", "must be an HTTP GET of /readyz");
+      if (main.livenessProbe?.httpGet?.path !== "/healthz")
+        add("/spec/template/spec/containers/0/livenessProbe", "must be an HTTP GET of /healthz");
+      if ((workload.spec.strategy?.type ?? "RollingUpdate") === "RollingUpdate") {
+        if (!pdbs.some((p) => matches(p.spec?.selector, podLabels)))
+          add("/", "a stateless service needs a PodDisruptionBudget");
+        if (
+          !hpas.some(
+            (h) =>
+              h.spec?.scaleTargetRef?.kind === "Deployment" &&
+              h.spec?.scaleTargetRef?.name === workload.metadata.name,
+          )
+        ) {
+          add("/", "a stateless service needs a HorizontalPodAutoscaler");
+        }
+      }
+    }
+  }
+  return problems;
+}
