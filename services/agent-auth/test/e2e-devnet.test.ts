@@ -1,16 +1,18 @@
+import { signHumanProofChallengeEVM as billionsSign } from "@billionsnetwork/x402-human-proof-client";
 import { identityFromAddress } from "@humanpass/devnet";
 import { didFromAddress } from "@humanpass/identity";
-import { eventually } from "@humanpass/testing";
+import { createTestDatabase, eventually } from "@humanpass/testing";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NONCE_LIFETIME_MS } from "../src";
-import { agentClient } from "./harness";
+import { agentClient, evmSigner } from "./harness";
 import {
   type FaultyProxy,
   type Human,
   type RunningApp,
   type Stack,
   startFaultyProxy,
+  startServiceProcess,
   startStack,
 } from "./stack";
 
@@ -75,6 +77,17 @@ describe("a paired agent, through the real registry", () => {
       path: "direct",
       humanId: human.nullifier,
       humanDid: human.did,
+    });
+  });
+});
+
+describe("an agent using Billions' published client (@billionsnetwork/x402-human-proof-client 0.1.7)", () => {
+  it("signs the /instructions challenge into a HUMAN-PROOF that agent-auth accepts", async () => {
+    const challenge = await agent.instructions();
+    const proof = await billionsSign(challenge, evmSigner(paired), "eip155:45056");
+    expect(await agent.claimWithHeader(proof)).toEqual({
+      status: 200,
+      body: { verified: true, agentDid: didFromAddress(paired.address) },
     });
   });
 });
@@ -258,5 +271,47 @@ describe("revoking the pairing on the devnet", () => {
     expect((await uncached.claimWithHeader(await uncached.helperProof(revoked))).body.error).toBe(
       "not_registered",
     );
+  });
+});
+
+describe("the service as deployed (main.ts in its own process)", () => {
+  it("serves claims, publishes its events, drops a revoked pairing from its cache and stops cleanly on SIGTERM", async () => {
+    // Its own database: the in-process apps above have their own cache consumers on this file's schema.
+    const database = await createTestDatabase("agent_auth_main");
+    const service = await startServiceProcess("agent-auth", {
+      DATABASE_URL: database.url,
+      EVENTS_PREFIX: stack.topology.prefix,
+      PUBLIC_URL: "https://agents.example.test",
+      OWNERSHIP_SCHEMA_ID: stack.ownershipSchema,
+      ATTESTATIONS_API_URL: stack.apiUrl,
+      INSTANCE_ID: "main-process-test",
+    });
+    try {
+      expect((await fetch(`${service.url}/readyz`)).status).toBe(200);
+      const client = agentClient(service.url);
+      const someone = await stack.verifiedHuman();
+      const deployedAgent = newAgent();
+      const attestationId = await stack.pair(someone, deployedAgent);
+      expect(await client.claimWithBody(await client.directClaimBody(deployedAgent))).toMatchObject({
+        status: 200,
+        body: { humanId: someone.nullifier },
+      });
+      await eventually(() =>
+        stack.events.some(
+          (e) => e.type === "claim_accepted" && e.data.agentAddress === deployedAgent.address,
+        ),
+      );
+
+      await stack.revoke(attestationId);
+      await eventually(
+        async () => (await client.claimWithBody(await client.directClaimBody(deployedAgent))).status === 403,
+        10_000,
+        200,
+      );
+      expect(await service.stop()).toBe(0);
+    } finally {
+      await service.stop();
+      await database.drop();
+    }
   });
 });

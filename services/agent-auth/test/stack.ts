@@ -295,46 +295,45 @@ export async function startStack(label: string): Promise<Stack> {
   }
 }
 
-/** The chain-indexer as its own process (its main.ts), indexing every block at once. */
-async function startChainIndexer(
-  devnet: Devnet,
-  databaseUrl: string,
-  topology: Topology,
-): Promise<{ stop(): Promise<void> }> {
-  const port = await freePort();
+export interface ServiceProcess {
+  url: string;
+  /** SIGTERM; resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** A service's main.ts as its own process, with `env` added to this one's; resolves once /healthz answers. */
+export async function startServiceProcess(
+  name: string,
+  env: Record<string, string>,
+): Promise<ServiceProcess> {
+  const port = env.PORT ?? String(await freePort());
   const child: ChildProcess = spawn(
     process.execPath,
-    ["--import", "tsx", path.join(REPO_ROOT, "services/chain-indexer/src/main.ts")],
+    ["--import", "tsx", path.join(REPO_ROOT, `services/${name}/src/main.ts`)],
     {
       cwd: REPO_ROOT,
       env: {
         ...process.env,
-        DATABASE_URL: databaseUrl,
         NATS_URL: testNatsUrl(),
-        EVENTS_PREFIX: topology.prefix,
         LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
-        PORT: String(port),
         HOST: "127.0.0.1",
-        RPC_URL: devnet.rpcUrl,
-        CHAIN_ID: String(devnet.chainId),
-        ATTESTATION_REGISTRY_ADDRESS: devnet.addresses.attestationRegistry,
-        SCHEMA_REGISTRY_ADDRESSES: `${devnet.addresses.schemaRegistry},${devnet.addresses.legacySchemaRegistry}`,
-        CONFIRMATIONS: "0",
-        POLL_INTERVAL_MS: "100",
+        ...env,
+        PORT: port,
       },
       stdio: ["ignore", "ignore", "inherit"],
     },
   );
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-    await exited;
+    return exited;
   };
+  const url = `http://127.0.0.1:${port}`;
   try {
     await eventually(
       async () => {
-        if (child.exitCode !== null) throw new Error(`chain-indexer exited with ${child.exitCode}`);
-        return (await fetch(`http://127.0.0.1:${port}/healthz`)).ok;
+        if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
+        return (await fetch(`${url}/healthz`)).ok;
       },
       60_000,
       200,
@@ -343,7 +342,25 @@ async function startChainIndexer(
     await stop();
     throw e;
   }
-  return { stop };
+  return { url, stop };
+}
+
+/** The chain-indexer as its own process (its main.ts), indexing every block at once. */
+async function startChainIndexer(
+  devnet: Devnet,
+  databaseUrl: string,
+  topology: Topology,
+): Promise<ServiceProcess> {
+  return startServiceProcess("chain-indexer", {
+    DATABASE_URL: databaseUrl,
+    EVENTS_PREFIX: topology.prefix,
+    RPC_URL: devnet.rpcUrl,
+    CHAIN_ID: String(devnet.chainId),
+    ATTESTATION_REGISTRY_ADDRESS: devnet.addresses.attestationRegistry,
+    SCHEMA_REGISTRY_ADDRESSES: `${devnet.addresses.schemaRegistry},${devnet.addresses.legacySchemaRegistry}`,
+    CONFIRMATIONS: "0",
+    POLL_INTERVAL_MS: "100",
+  });
 }
 
 export interface FaultyProxy {
