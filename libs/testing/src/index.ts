@@ -78,7 +78,6 @@ export async function deleteTestStreams(nc: NatsConnection, topology: { prefix: 
   }
 }
 
-
 /** Polls until `check` returns a truthy value or the timeout passes; returns that value. */
 export async function eventually<T>(
   check: () => Promise<T> | T,
