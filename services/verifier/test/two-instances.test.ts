@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { eventually } from "@humanpass/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Backend, startBackend, verifierEvents } from "./support/harness";
-import { SAME_PERSON } from "./support/verifier-process";
+import { SAME_PERSON } from "./support/settings";
 
 const processScript = fileURLToPath(new URL("./support/verifier-process.ts", import.meta.url));
 let backend: Backend;

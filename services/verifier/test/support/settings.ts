@@ -17,3 +17,11 @@ export const testSettings: VerifierSettings = {
   sessionRetentionMs: 60 * 60_000,
   walletUrl: "https://wallet.example.test",
 };
+
+/** The one person behind every token in the multi-instance test (its verify step is a double). */
+export const SAME_PERSON = {
+  nullifier: "4242424242424242424242424242424242424242424242424242424242424242424242424",
+  nullifierSessionId: testSettings.nullifierSessionId,
+  userDid: "did:iden3:billions:test:2VxnoiNqdMPyHMtUwAEzhnWqXGkEeJpAp4ntTkL8XT",
+  userId: "1",
+};

@@ -4,14 +4,7 @@ import { createDb } from "@humanpass/db";
 import { buildVerifierApp } from "../../src/app";
 import { SCHEMA, type VerifierDatabase } from "../../src/db/schema";
 import type { TokenVerifier } from "../../src/verification/token-verifier";
-import { logger, testSettings } from "./settings";
-
-export const SAME_PERSON = {
-  nullifier: "4242424242424242424242424242424242424242424242424242424242424242424242424",
-  nullifierSessionId: testSettings.nullifierSessionId,
-  userDid: "did:iden3:billions:test:2VxnoiNqdMPyHMtUwAEzhnWqXGkEeJpAp4ntTkL8XT",
-  userId: "1",
-};
+import { logger, SAME_PERSON, testSettings } from "./settings";
 
 const samePersonVerifier: TokenVerifier = {
   async verify(token, _request, sessionId) {
