@@ -703,6 +703,28 @@ describe("health, CORS, OpenAPI", () => {
   });
 });
 
+describe("concurrent requests (answered in shared statements)", () => {
+  it("each gets its own answer, whatever else is asked at the same time", async () => {
+    const paths = [
+      ...[agent1, agent2, agent3, agent4].map(
+        (a) => `/attestations?schemaId=${ownership.schemaId}&recipientEthereumAddress=${a.address}`,
+      ),
+      ...[agent1, agent2, agent3, agent4].map(
+        (a) => `/attestations?schemaId=${ownership.schemaId}&recipientDid=${a.did}`,
+      ),
+      ...[1, 2, 3, 4, 5].map((n) => `/attestations?page_size=1&page_number=${n}`),
+      ...[1, 2].map((n) => `/attestations?page_size=3&page_number=${n}`),
+      `/attestations?attesterDid=${human2.did}&recipientDid=${agent1.did}`,
+      ...[human1, human2, agent1].map((p) => `/identities/${p.did}/attestations`),
+      `/schemas/${ownership.schemaId}?page_size=2&page_number=2`,
+    ];
+    const sequential = [];
+    for (const path of paths) sequential.push(await getJson(h.app, api(path)));
+    const concurrent = await Promise.all([...paths, ...paths].map((path) => getJson(h.app, api(path))));
+    expect(concurrent.map((r) => r.body)).toEqual([...sequential, ...sequential].map((r) => r.body));
+  });
+});
+
 describe("built without a read pool", () => {
   it("answers the same through kysely alone (other services' tests build it that way)", async () => {
     const app = await buildApp({ db: h.db, logger, rateLimit: false });

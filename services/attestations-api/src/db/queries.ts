@@ -1,4 +1,5 @@
 import { type Kysely, sql } from "@humanpass/db";
+import { AttestationPages, SCHEMA_INDEX_SQL } from "./attestation-pages";
 import { type Reader, run, slot, statement } from "./prepared";
 import type { Database } from "./types";
 
@@ -42,10 +43,7 @@ function columnExpression(column: FilterColumn) {
   return column.endsWith("_address") ? sql`lower(${ref})` : ref;
 }
 
-/** A schema's place in registration (chain) order, 1 for the first; computed so a reorg cannot leave gaps. */
-const schemaIndex = sql<string | null>`case when s.id is null then null else (
-  select count(*) from schemas s2 where (s2.block_number, s2.log_index, s2.id) <= (s.block_number, s.log_index, s.id)
-)::text end`;
+const schemaIndex = sql<string | null>`${sql.raw(SCHEMA_INDEX_SQL)}`;
 
 export interface AttestationRow {
   id: string;
@@ -94,59 +92,23 @@ function attestationsWithSchema(db: Kysely<Database>) {
     ]);
 }
 
-function pageStatement(db: Kysely<Database>, filter: AttestationFilter) {
-  const columns = filter.conditions.map((c) => c.column);
-  return statement(`attestations:${filter.match}:${columns.join(",")}`, () => {
-    const where = sql.join(
-      columns.map((column, i) => sql`${columnExpression(column)} = ${slot(`c${i}`)}`),
-      sql.raw(filter.match === "all" ? " and " : " or "),
-    );
-    const condition = columns.length === 0 ? listed : sql<boolean>`${listed} and (${where})`;
-    const stats = db
-      .selectFrom("attestations as a")
-      .where(condition)
-      .select([
-        sql<string>`count(*)`.as("total"),
-        sql<string>`count(distinct a.attester_did)`.as("unique_attesters"),
-      ]);
-    const items = attestationsWithSchema(db)
-      .where(condition)
-      .orderBy("a.block_number")
-      .orderBy("a.log_index")
-      .orderBy("a.id")
-      .limit(slot("limit"))
-      .offset(slot("offset"));
-    return db
-      .selectFrom(stats.as("c"))
-      .leftJoinLateral(items.as("p"), (join) => join.onTrue())
-      .selectAll();
-  });
-}
+const pagers = new WeakMap<Reader, AttestationPages>();
 
 /**
- * One page of listed (not revoked) attestations, oldest first by chain position, with the totals, in one
- * statement: new attestations only ever append, so the page boundaries a client walks never move.
+ * One page of listed (not revoked) attestations, oldest first by chain position, with the totals; concurrent
+ * requests of one filter shape share a statement (see AttestationPages).
  */
-export async function pageOfAttestations(
+export function pageOfAttestations(
   reader: Reader,
   filter: AttestationFilter,
   page: PageRequest,
 ): Promise<Page<AttestationRow>> {
-  const args: Record<string, unknown> = { limit: page.size, offset: (page.number - 1) * page.size };
-  filter.conditions.forEach((c, i) => {
-    args[`c${i}`] = c.value;
-  });
-  const rows = await run<AttestationRow & { total: string; unique_attesters: string }>(
-    reader,
-    pageStatement(reader.db, filter),
-    args,
-  );
-  const first = rows[0];
-  return {
-    total: Number(first?.total ?? 0),
-    unique: Number(first?.unique_attesters ?? 0),
-    rows: rows.filter((r) => r.id !== null),
-  };
+  let pager = pagers.get(reader);
+  if (!pager) {
+    pager = new AttestationPages(reader);
+    pagers.set(reader, pager);
+  }
+  return pager.page(filter, page);
 }
 
 export async function findAttestation(reader: Reader, id: string): Promise<AttestationRow | undefined> {

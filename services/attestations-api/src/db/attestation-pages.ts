@@ -1,0 +1,152 @@
+import { createHash } from "node:crypto";
+import { CompiledQuery } from "kysely";
+import type { Reader } from "./prepared";
+import type { AttestationFilter, AttestationRow, FilterColumn, Page, PageRequest } from "./queries";
+
+const FILTER_COLUMNS = new Set<FilterColumn>([
+  "schema_id",
+  "attester_did",
+  "attester_iden3_id",
+  "attester_address",
+  "recipient_did",
+  "recipient_iden3_id",
+  "recipient_address",
+]);
+
+/** A schema's place in registration (chain) order, 1 for the first; computed so a reorg cannot leave gaps. */
+export const SCHEMA_INDEX_SQL = `case when s.id is null then null else (
+  select count(*) from schemas s2 where (s2.block_number, s2.log_index, s2.id) <= (s.block_number, s.log_index, s.id)
+)::text end`;
+
+const ITEM_COLUMNS = `a.id, a.schema_id, a.creation_time, a.expiration_time, a.revocable, a.revoked, a.revocation_time,
+  a.attester_did, a.attester_iden3_id, a.attester_address, a.recipient_did, a.recipient_iden3_id, a.recipient_address,
+  a.data, a.tx_hash, s.name as schema_name, s.schema_raw, ${SCHEMA_INDEX_SQL} as schema_index,
+  a.block_number as position_block, a.log_index as position_log`;
+
+/** Most requests one statement answers together; larger bursts take several. */
+const MAX_BATCH = 64;
+
+interface Shape {
+  name: string;
+  sql: string;
+}
+
+const shapes = new Map<string, Shape>();
+
+/**
+ * The statement answering many page requests of one filter shape at once: each request is a row of `unnest`
+ * (its filter values, limit and offset), joined laterally to its totals and its page. `not a.revoked` is a literal
+ * so the generic plan of the prepared statement can use the partial indexes.
+ */
+function shapeOf(filter: AttestationFilter): Shape {
+  const columns = filter.conditions.map((c) => c.column);
+  const key = `${filter.match}:${columns.join(",")}`;
+  let shape = shapes.get(key);
+  if (!shape) {
+    for (const column of columns)
+      if (!FILTER_COLUMNS.has(column)) throw new Error(`not a filter column: ${column}`);
+    const matches = columns.map(
+      (column, i) => `${column.endsWith("_address") ? `lower(a.${column})` : `a.${column}`} = r.c${i}`,
+    );
+    const condition =
+      matches.length === 0
+        ? "not a.revoked"
+        : `not a.revoked and (${matches.join(filter.match === "all" ? " and " : " or ")})`;
+    const arrays = [
+      ...columns.map((_, i) => `$${i + 1}::text[]`),
+      `$${columns.length + 1}::bigint[]`,
+      `$${columns.length + 2}::bigint[]`,
+    ];
+    const names = [...columns.map((_, i) => `c${i}`), "lim", "off", "ord"];
+    const sql = `select r.ord, c.total, c.unique_attesters, p.*
+from unnest(${arrays.join(", ")}) with ordinality as r(${names.join(", ")})
+cross join lateral (
+  select count(*) as total, count(distinct a.attester_did) as unique_attesters from attestations a where ${condition}
+) c
+left join lateral (
+  select ${ITEM_COLUMNS}
+  from attestations a left join schemas s on s.id = a.schema_id
+  where ${condition}
+  order by a.block_number, a.log_index, a.id
+  limit r.lim offset r.off
+) p on true
+order by r.ord, p.position_block, p.position_log, p.id`;
+    shape = { name: `p${createHash("sha1").update(sql).digest("hex").slice(0, 20)}`, sql };
+    shapes.set(key, shape);
+  }
+  return shape;
+}
+
+interface Pending {
+  filter: AttestationFilter;
+  page: PageRequest;
+  resolve(page: Page<AttestationRow>): void;
+  reject(error: unknown): void;
+}
+
+type Row = AttestationRow & { ord: string; total: string; unique_attesters: string };
+
+/**
+ * Pages of listed attestations, oldest first by chain position, with their totals. Requests that arrive in the
+ * same turn of the event loop with the same filter shape are answered by one statement: under load the hot
+ * ownership lookup then costs Postgres one round trip per batch instead of one per request. New attestations only
+ * ever append, so the page boundaries a client walks never move.
+ */
+export class AttestationPages {
+  private pending = new Map<string, Pending[]>();
+  private scheduled = false;
+
+  constructor(private readonly reader: Reader) {}
+
+  page(filter: AttestationFilter, page: PageRequest): Promise<Page<AttestationRow>> {
+    return new Promise((resolve, reject) => {
+      const key = shapeOf(filter).name;
+      const queue = this.pending.get(key);
+      if (queue) queue.push({ filter, page, resolve, reject });
+      else this.pending.set(key, [{ filter, page, resolve, reject }]);
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const taken = this.pending;
+    this.pending = new Map();
+    for (const queue of taken.values()) {
+      for (let i = 0; i < queue.length; i += MAX_BATCH) void this.answer(queue.slice(i, i + MAX_BATCH));
+    }
+  }
+
+  private async answer(batch: Pending[]): Promise<void> {
+    try {
+      const shape = shapeOf(batch[0]!.filter);
+      const values: unknown[] = batch[0]!.filter.conditions.map((_, i) =>
+        batch.map((p) => p.filter.conditions[i]!.value),
+      );
+      values.push(
+        batch.map((p) => p.page.size),
+        batch.map((p) => (p.page.number - 1) * p.page.size),
+      );
+      const rows = await this.query(shape, values);
+      const pages: Page<AttestationRow>[] = batch.map(() => ({ total: 0, unique: 0, rows: [] }));
+      for (const row of rows) {
+        const page = pages[Number(row.ord) - 1]!;
+        page.total = Number(row.total);
+        page.unique = Number(row.unique_attesters);
+        if (row.id !== null) page.rows.push(row);
+      }
+      batch.forEach((p, i) => p.resolve(pages[i]!));
+    } catch (error) {
+      for (const p of batch) p.reject(error);
+    }
+  }
+
+  private async query(shape: Shape, values: unknown[]): Promise<Row[]> {
+    const { pool, db } = this.reader;
+    if (!pool) return (await db.executeQuery(CompiledQuery.raw(shape.sql, values))).rows as Row[];
+    return (await pool.query({ name: shape.name, text: shape.sql, values })).rows as Row[];
+  }
+}
