@@ -153,6 +153,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     }
     const found = ancestor;
     const orphaned = await db.transaction().execute(async (trx) => {
+      await moveCursor(trx, chainId, cursor, { blockNumber: found.number, blockHash: found.hash });
       const records = await forgetAbove(trx, chainId, found.number);
       const ids = (kind: string) => records.filter((r) => r.kind === kind).map((r) => r.recordId);
       await enqueue(trx, topology, SCHEMA, {
@@ -168,7 +169,6 @@ export function createIndexer(deps: IndexerDeps): Indexer {
           schemaIds: ids("schema"),
         },
       });
-      await moveCursor(trx, chainId, cursor, { blockNumber: found.number, blockHash: found.hash });
       return records.length;
     });
     metrics.reorgs.inc();
@@ -222,9 +222,11 @@ export function createIndexer(deps: IndexerDeps): Indexer {
         .map(([number, hash]) => ({ number, hash })),
     ];
     await db.transaction().execute(async (trx) => {
+      // First: the conditional update locks the cursor row, so a second indexer on this database waits here and
+      // then fails cleanly instead of writing the same range.
+      await moveCursor(trx, chainId, cursor, { blockNumber: to, blockHash: toHash });
       await enqueue(trx, topology, SCHEMA, built.events);
       await recordRange(trx, chainId, stored, built.emitted);
-      await moveCursor(trx, chainId, cursor, { blockNumber: to, blockHash: toHash });
       await pruneBelow(trx, chainId, to - settings.reorgWindowBlocks);
     });
 

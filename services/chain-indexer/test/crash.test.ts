@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually, expectedRecorded, project, readAttestations, type Stack, startStack } from "./harness";
 
 const MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url));
-const TSX = fileURLToPath(new URL("../../../node_modules/.bin/tsx", import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
 let stack: Stack;
 let ids: Hex[];
@@ -22,7 +22,9 @@ const children: ChildProcess[] = [];
 
 function startIndexerProcess(port: number): ChildProcess {
   const { devnet, database, topology } = stack;
-  const child = spawn(TSX, [MAIN], {
+  // One process (node with the tsx loader), so SIGKILL kills the indexer itself and not a wrapper.
+  const child = spawn(process.execPath, ["--import", "tsx", MAIN], {
+    cwd: REPO_ROOT,
     env: {
       ...process.env,
       DATABASE_URL: database.url,

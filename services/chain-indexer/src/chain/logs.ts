@@ -26,8 +26,12 @@ export async function fetchRegistryLogs(
 const RANGE_REFUSED =
   /block range|range (is )?too (large|wide|big)|too many (blocks|results|logs)|limit exceeded|exceeds? (the )?(max|limit)|more than \d+ (results|logs)|response size|query returned more than/i;
 
-/** Whether the RPC refused eth_getLogs because the range or its result is too large (providers word it differently). */
+/**
+ * Whether eth_getLogs failed because the range or its result is too large: the RPC refused it (providers word it
+ * differently) or the answer exceeded viem's response size limit.
+ */
 export function isRangeRefused(error: unknown): boolean {
   if (!(error instanceof BaseError)) return false;
+  if (error.walk((e) => (e as BaseError).name === "ResponseBodyTooLargeError")) return true;
   return RANGE_REFUSED.test(`${error.details ?? ""} ${error.shortMessage} ${error.message}`);
 }
