@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 
 /** Logs backfill progress at most once per interval: block, target, blocks/s, records/s and ETA. */
 export class ProgressReporter {
-  private windowStart = Date.now();
+  private windowStart = 0;
   private windowStartBlock: bigint | undefined;
   private windowRecords = 0;
   private catchingUp = false;
@@ -15,7 +15,10 @@ export class ProgressReporter {
 
   /** After each committed range. */
   committed(block: bigint, target: bigint, records: number): void {
-    this.windowStartBlock ??= block;
+    if (this.windowStartBlock === undefined) {
+      this.windowStartBlock = block;
+      this.windowStart = this.now();
+    }
     this.windowRecords += records;
     const behind = target > block;
     if (behind) this.catchingUp = true;

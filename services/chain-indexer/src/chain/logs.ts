@@ -24,7 +24,7 @@ export async function fetchRegistryLogs(
 }
 
 const RANGE_REFUSED =
-  /block range|range (is )?too (large|wide|big)|too many (blocks|results|logs)|limit exceeded|exceeds? (the )?(max|limit)|more than \d+ (results|logs)|response size|query returned more than/i;
+  /block range|range (is )?too (large|wide|big)|too many (blocks|results|logs)|limit exceeded|limited to (a )?\d+ blocks?|exceeds? (the )?(max|limit)|more than \d+ (results|logs)|response size|query returned more than/i;
 
 /**
  * Whether eth_getLogs failed because the range or its result is too large: the RPC refused it (providers word it
