@@ -4,7 +4,7 @@
 // Every callback is fully verified (steps 1-5 of spec 1); the first records the nullifier (200), the others
 // stop at step 6 with "already verified" (400) — the same verification work.
 //   BENCH_SECONDS (default 15), BENCH_CONCURRENCY (default 16), VERIFIER_WORKERS (default: cores),
-//   VERIFIER_ENGINE=library to measure the libraries' own path.
+//   VERIFIER_ENGINE=library to measure the libraries' own path, VERIFIER_WORKER_NICENESS (default 10).
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
@@ -114,7 +114,7 @@ try {
 
   const workers = process.env.VERIFIER_WORKERS ?? String(availableParallelism());
   process.stdout.write(
-    `engine ${process.env.VERIFIER_ENGINE ?? "fast"}, ${workers} worker thread(s), ${CONCURRENCY} concurrent callbacks, ${elapsed.toFixed(1)} s\n`,
+    `engine ${process.env.VERIFIER_ENGINE ?? "fast"}, ${workers} worker thread(s) at nice ${process.env.VERIFIER_WORKER_NICENESS ?? 10}, ${CONCURRENCY} concurrent callbacks, ${elapsed.toFixed(1)} s\n`,
   );
   process.stdout.write(`  verified callbacks/s   ${(done / elapsed).toFixed(1)}  (${done} callbacks)\n`);
   process.stdout.write(`  /api/status idle       ${summary(idle)}\n`);

@@ -25,6 +25,7 @@ const pool = createVerificationPool({
   localContextDirs: [FIXTURE_CONTEXTS_DIR],
   proofMaxAgeMs: ANY_PROOF_AGE_MS,
   engine: process.env.VERIFIER_ENGINE === "library" ? "library" : "fast",
+  niceness: process.env.VERIFIER_WORKER_NICENESS ? Number(process.env.VERIFIER_WORKER_NICENESS) : undefined,
 });
 await pool.ready();
 const app = await buildVerifierApp({

@@ -41,6 +41,7 @@ describe("verifier configuration", () => {
       contextsDirs: ["/bundled"],
       proofMaxAgeMs: 86_400_000,
       workers: undefined,
+      workerNiceness: 10,
     });
   });
 

@@ -41,6 +41,12 @@ export const VerifierEnv = Type.Object({
     default: 0,
     description: "an integer >= 0; 0 = one per core",
   }),
+  VERIFIER_WORKER_NICENESS: Type.Integer({
+    minimum: 0,
+    maximum: 19,
+    default: 10,
+    description: "0-19: nice value of the verification threads, so the event loop stays ahead of them",
+  }),
   WALLET_URL: Env.url("https://wallet.billions.network"),
 });
 
@@ -70,6 +76,7 @@ export interface VerificationSettings {
   contextsDirs: string[];
   proofMaxAgeMs: number;
   workers?: number;
+  workerNiceness: number;
 }
 
 export class VerifierConfigError extends Error {}
@@ -115,6 +122,7 @@ export function verificationSettings(
     contextsDirs: [...splitList(env.CONTEXTS_DIRS), bundledContextsDir],
     proofMaxAgeMs: env.PROOF_MAX_AGE_SECONDS * 1000,
     workers: env.VERIFIER_WORKERS === 0 ? undefined : env.VERIFIER_WORKERS,
+    workerNiceness: env.VERIFIER_WORKER_NICENESS,
   };
 }
 

@@ -40,6 +40,7 @@ await runService({
       fetchRemoteDocument: createHttpDocumentFetcher({ ipfsGateway: verification.ipfsGateway }),
       localContextDirs: verification.contextsDirs,
       proofMaxAgeMs: verification.proofMaxAgeMs,
+      niceness: verification.workerNiceness,
       onWorkerError: (error) => logger.error({ err: error.message }, "verification worker failed"),
     });
     await pool.ready();
