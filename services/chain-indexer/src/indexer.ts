@@ -235,7 +235,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     metrics.records.inc({ type: "schema_registered" }, built.counts.schemas);
     metrics.records.inc({ type: "attestation_recorded" }, built.counts.attestations);
     metrics.records.inc({ type: "attestation_revoked" }, built.counts.revocations);
-    progress.committed(to, safe, built.events.length);
+    progress.committed(from, to, safe, built.events.length);
     logger.debug({ from: Number(from), to: Number(to), events: built.events.length }, "range indexed");
     return "indexed";
   }

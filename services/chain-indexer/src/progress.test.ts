@@ -8,13 +8,13 @@ describe("ProgressReporter", () => {
     const logger = pino({ level: "info" }, { write: (line: string) => lines.push(JSON.parse(line)) });
     let now = 0;
     const progress = new ProgressReporter(logger, 5_000, () => now);
-    progress.committed(100n, 1_100n, 50);
+    progress.committed(1n, 100n, 1_100n, 50);
     now = 2_000;
-    progress.committed(200n, 1_100n, 100);
+    progress.committed(101n, 200n, 1_100n, 100);
     now = 5_000;
-    progress.committed(600n, 1_100n, 850);
+    progress.committed(201n, 600n, 1_100n, 850);
     now = 6_000;
-    progress.committed(1_100n, 1_100n, 10);
+    progress.committed(601n, 1_100n, 1_100n, 10);
 
     expect(
       lines.map(({ msg, block, target, blocksPerSecond, recordsPerSecond, etaSeconds }) => ({
@@ -30,7 +30,7 @@ describe("ProgressReporter", () => {
         msg: "backfill progress",
         block: 600,
         target: 1_100,
-        blocksPerSecond: 100,
+        blocksPerSecond: 120,
         recordsPerSecond: 200,
         etaSeconds: 5,
       },

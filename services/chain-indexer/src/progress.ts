@@ -13,10 +13,10 @@ export class ProgressReporter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** After each committed range. */
-  committed(block: bigint, target: bigint, records: number): void {
+  /** After each committed range [from, block]; `target` is the newest confirmed block. */
+  committed(from: bigint, block: bigint, target: bigint, records: number): void {
     if (this.windowStartBlock === undefined) {
-      this.windowStartBlock = block;
+      this.windowStartBlock = from - 1n;
       this.windowStart = this.now();
     }
     this.windowRecords += records;
