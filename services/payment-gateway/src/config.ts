@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import { ConfigError, Env } from "@humanpass/config";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "@humanpass/human-proof";
 import { Type } from "@sinclair/typebox";
@@ -49,6 +50,16 @@ export const PaymentGatewayEnv = Type.Object({
   USAGE_STORAGE: Type.Union([Type.Literal("postgres"), Type.Literal("memory")], {
     default: "postgres",
     description: "postgres or memory",
+  }),
+  LOOKUP_CACHE_TTL_MS: Type.Integer({
+    minimum: 0,
+    default: 60_000,
+    description: "an integer >= 0 (ms a found human is reused; 0 turns the cache off)",
+  }),
+  INSTANCE_ID: Type.String({
+    default: hostname(),
+    minLength: 1,
+    description: "this replica's name; each replica keeps its own cache-invalidation consumers",
   }),
   MAX_PROOF_AGE_SECONDS: Type.Integer({ minimum: 1, default: 900, description: "an integer >= 1 (seconds)" }),
   PAYWALL_HTML_FILE: Type.Optional(Type.String({ description: "path of an HTML page for unpaid browsers" })),

@@ -3,10 +3,12 @@ import { splitList } from "@humanpass/config";
 import { createPoUVerifier, InMemoryHumanUsageStorage, InMemoryNonceStore } from "@humanpass/human-proof";
 import { runService } from "@humanpass/service";
 import { buildApp } from "./app";
+import { CachedPoUVerifier } from "./attestations/cached-verifier";
 import { checkSettings, PaymentGatewayEnv, SCHEMA, SERVICE_NAME } from "./config";
 import { migrations } from "./db/migrations";
 import { PostgresNonceStore } from "./db/nonce-store";
 import { PostgresHumanUsageStorage } from "./db/usage-storage";
+import { startCacheInvalidation } from "./events/cache-invalidation";
 import { outboxPaymentEvents } from "./events/payment-events";
 import { loadRoutesFile } from "./routes-file";
 import { createFacilitator } from "./x402/facilitator";
@@ -17,9 +19,9 @@ await runService({
   schema: SCHEMA,
   migrations,
   env: PaymentGatewayEnv,
-  streams: ["PAYMENTS"],
+  streams: ["PAYMENTS", "CHAIN"],
   publishes: true,
-  async start({ config, logger, db, topology, readiness }) {
+  async start({ config, logger, db, nats, topology, readiness }) {
     checkSettings(config);
     const routesFile = loadRoutesFile(config.ROUTES_FILE);
     const inMemory = config.USAGE_STORAGE === "memory";
@@ -28,17 +30,29 @@ await runService({
         "USAGE_STORAGE=memory: per-human quotas and used nonces live in this process only; development only",
       );
     const api = config.ATTESTATIONS_API_URL.replace(/\/+$/, "");
-    const app = await buildApp({
-      logger,
-      routesFile,
-      payTo: config.EVM_ADDRESS,
-      facilitator: createFacilitator(config, networksOf(routesFile), logger),
-      verifier: createPoUVerifier({
+    const verifier = new CachedPoUVerifier(
+      createPoUVerifier({
         attestationsApiBaseUrl: `${api}/api/v1/attestations`,
         nullifierApiBaseUrl: `${api}/api/v1/nullifier`,
         agentOwnershipSchema: config.AGENT_OWNERSHIP_SCHEMA,
         requestTimeoutMs: config.ATTESTATIONS_API_TIMEOUT_MS,
       }),
+      { ttlMs: config.LOOKUP_CACHE_TTL_MS },
+    );
+    const consumers = await startCacheInvalidation({
+      db,
+      nats,
+      topology,
+      verifier,
+      logger,
+      instanceId: config.INSTANCE_ID,
+    });
+    const app = await buildApp({
+      logger,
+      routesFile,
+      payTo: config.EVM_ADDRESS,
+      facilitator: createFacilitator(config, networksOf(routesFile), logger),
+      verifier,
       storage: inMemory ? new InMemoryHumanUsageStorage() : new PostgresHumanUsageStorage(db),
       nonceStore: inMemory ? new InMemoryNonceStore() : new PostgresNonceStore(db),
       events: outboxPaymentEvents(db, topology, logger),
@@ -51,6 +65,6 @@ await runService({
         ? { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS }
         : false,
     });
-    return { app, port: config.PORT, host: config.HOST };
+    return { app, port: config.PORT, host: config.HOST, consumers };
   },
 });

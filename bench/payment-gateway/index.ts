@@ -1,0 +1,267 @@
+// payment-gateway, paid requests end to end with MOCK_FACILITATOR=true (no chain): the gateway's main.ts and the
+// attestations-api's main.ts run as child processes on one fresh Postgres database with their streams on NATS; the
+// API's read model holds one ownership record and one nullifier per agent.
+// Payment headers are built before the clock starts (x402 client, EIP-3009 signature, and for the human tier a
+// signed human proof with its own nonce), so the figures are the gateway's: the standard tier (x402 verify and
+// settle against the mock facilitator) and the human tier (the same plus signature recovery, the attestations-API
+// lookup, the nonce and the per-human counter in Postgres, and the human_verified event), in the same run.
+//   BENCH_REQUESTS (default 1500) per tier, BENCH_CONCURRENCY (default 16), BENCH_AGENTS (default 16).
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { createDb, ensureDatabase, migrateToLatest } from "@humanpass/db";
+import {
+  DEFAULT_AGENT_OWNERSHIP_SCHEMA,
+  extractHumanProofChallenge,
+  signHumanProofChallengeEVM,
+} from "@humanpass/human-proof";
+import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
+import { x402Client } from "@x402/core/client";
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
+import { registerExactEvmScheme } from "@x402/evm/exact/client";
+import { getAddress, keccak256, toHex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { migrations as attestationsMigrations } from "../../services/attestations-api/src/db/migrations";
+import {
+  applyAttestationRecorded,
+  applyUniquenessVerified,
+} from "../../services/attestations-api/src/events/apply";
+
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1500);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const AGENTS = Number(process.env.BENCH_AGENTS ?? 16);
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const NETWORK = "eip155:45056";
+const USDC = "0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9";
+
+const dbUrl = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
+dbUrl.pathname = `/bench_payment_gateway_${randomBytes(4).toString("hex")}`;
+const databaseUrl = dbUrl.toString();
+const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+const prefix = `bench${randomBytes(4).toString("hex")}`;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on("error", reject);
+  });
+}
+
+const children: ChildProcess[] = [];
+
+async function startService(entry: string, env: Record<string, string>): Promise<string> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, entry)], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      NATS_URL: natsUrl,
+      EVENTS_PREFIX: prefix,
+      LOG_LEVEL: "warn",
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      ...env,
+    },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  children.push(child);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${entry} exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) return url;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`${entry} not ready`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function fillReadModel(agents: `0x${string}`[]): Promise<void> {
+  const db = createDb<any>({ connectionString: databaseUrl, schema: "attestations", max: 4 });
+  await migrateToLatest(db, { schema: "attestations", migrations: attestationsMigrations });
+  let n = 0;
+  for (const agent of agents) {
+    n += 1;
+    const human = privateKeyToAccount(generatePrivateKey()).address;
+    await applyAttestationRecorded(db, {
+      attestationId: keccak256(toHex(`bench-${n}-${agent}`)),
+      schemaId: DEFAULT_AGENT_OWNERSHIP_SCHEMA,
+      creationTime: Math.floor(Date.now() / 1000) - 3600,
+      expirationTime: 0,
+      revocationTime: 0,
+      attesterDid: didFromAddress(human, "main"),
+      attesterIden3Id: iden3IdFromAddress(human, "main"),
+      attesterEthereumAddress: human,
+      recipientDid: didFromAddress(agent, "main"),
+      recipientIden3Id: iden3IdFromAddress(agent, "main"),
+      recipientEthereumAddress: getAddress(agent),
+      revocable: true,
+      refId: `0x${"00".repeat(32)}`,
+      data: "0x",
+      registry: "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0",
+      chainId: 45056,
+      blockNumber: n,
+      blockHash: keccak256(toHex(`block-${n}`)),
+      logIndex: 0,
+      txHash: keccak256(toHex(`tx-${n}`)),
+    });
+    await applyUniquenessVerified(db, {
+      sessionId: n,
+      nullifier: String(1_000_000 + n),
+      nullifierSessionId: "1",
+      userDid: didFromAddress(human, "main"),
+      userId: iden3IdFromAddress(human, "main"),
+      verifiedAt: new Date().toISOString(),
+    });
+  }
+  await db.destroy();
+}
+
+/** One payment header per request, as an x402 client (with our human-proof signing for the human tier) makes it. */
+async function paymentHeaders(
+  url: string,
+  keys: `0x${string}`[],
+  human: boolean,
+  count: number,
+): Promise<string[]> {
+  const unpaid = await fetch(url);
+  const template = decodePaymentRequiredHeader(unpaid.headers.get("payment-required") as string);
+  const clients = keys.map((key) => {
+    const client = new x402Client((_v, accepts) => accepts[human ? 1 : 0]).setSpendControls({
+      allowedAssets: [{ network: NETWORK, asset: USDC }],
+    });
+    registerExactEvmScheme(client, { signer: privateKeyToAccount(key) });
+    return { client, account: privateKeyToAccount(key) };
+  });
+  const headers: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const { client, account } = clients[i % clients.length];
+    // A fresh challenge per request: the gateway accepts each proof nonce once.
+    const required: PaymentRequired = structuredClone(template);
+    const challenge = extractHumanProofChallenge(required);
+    if (challenge) {
+      challenge.info.nonce = randomBytes(16).toString("hex");
+      challenge.info.issuedAt = new Date().toISOString();
+    }
+    let payload: PaymentPayload = await client.createPaymentPayload(required);
+    if (human && challenge) {
+      const proof = await signHumanProofChallengeEVM(
+        challenge,
+        { address: account.address, signMessage: (message) => account.signMessage({ message }) },
+        NETWORK,
+      );
+      payload = { ...payload, extensions: { ...payload.extensions, "human-proof": proof } };
+    }
+    headers.push(encodePaymentSignatureHeader(payload));
+  }
+  return headers;
+}
+
+async function run(
+  url: string,
+  headers: string[],
+): Promise<{ rps: number; p50: number; p99: number; failures: number }> {
+  const latencies: number[] = [];
+  let next = 0;
+  let failures = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= headers.length) return;
+        const t = performance.now();
+        const response = await fetch(url, { headers: { "payment-signature": headers[i] } });
+        await response.arrayBuffer();
+        latencies.push(performance.now() - t);
+        if (response.status !== 200) failures++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+  return { rps: headers.length / seconds, p50: at(0.5), p99: at(0.99), failures };
+}
+
+async function main() {
+  await ensureDatabase(databaseUrl);
+  const keys = Array.from({ length: AGENTS }, () => generatePrivateKey());
+  await fillReadModel(keys.map((k) => privateKeyToAccount(k).address));
+  const attestations = await startService("services/attestations-api/src/main.ts", {
+    RATE_LIMIT_ENABLED: "false",
+  });
+  const routesFile = path.join(tmpdir(), `${prefix}-routes.json`);
+  writeFileSync(
+    routesFile,
+    JSON.stringify({
+      assets: { [NETWORK]: { address: USDC, name: "USD Coin", version: "2", decimals: 6 } },
+      routes: [
+        {
+          path: "/bench",
+          description: "bench",
+          mimeType: "application/json",
+          accepts: [
+            { scheme: "exact", price: "$0.01", network: NETWORK },
+            {
+              scheme: "exact",
+              price: "$0.001",
+              network: NETWORK,
+              extra: { requiredAttestations: ["$ownership"], maxUse: 1_000_000, scope: "bench" },
+            },
+          ],
+          demo: { body: { ok: true } },
+        },
+      ],
+    }),
+  );
+  const gateway = await startService("services/payment-gateway/src/main.ts", {
+    MOCK_FACILITATOR: "true",
+    EVM_ADDRESS: "0x000000000000000000000000000000000000dEaD",
+    ROUTES_FILE: routesFile,
+    ATTESTATIONS_API_URL: attestations,
+    RATE_LIMIT_ENABLED: "false",
+    NODE_ENV: "development",
+    INSTANCE_ID: prefix,
+  });
+  const url = `${gateway}/bench`;
+
+  process.stdout.write(`preparing ${REQUESTS} payments per tier (${AGENTS} agents)…\n`);
+  const warmup = await paymentHeaders(url, keys, true, 200);
+  const standard = await paymentHeaders(url, keys, false, REQUESTS);
+  const human = await paymentHeaders(url, keys, true, REQUESTS);
+  await run(url, warmup);
+
+  const results = { standard: await run(url, standard), human: await run(url, human) };
+  process.stdout.write(
+    `concurrency ${CONCURRENCY}, ${REQUESTS} paid requests per tier, MOCK_FACILITATOR=true\n`,
+  );
+  for (const [tier, r] of Object.entries(results)) {
+    process.stdout.write(
+      `${tier.padEnd(9)} ${r.rps.toFixed(0).padStart(6)} paid req/s   p50 ${r.p50.toFixed(2)} ms   p99 ${r.p99.toFixed(2)} ms   non-200: ${r.failures}\n`,
+    );
+  }
+  process.stdout.write(
+    `human tier adds ${(results.human.p50 - results.standard.p50).toFixed(2)} ms at p50\n`,
+  );
+}
+
+main()
+  .catch((error) => {
+    process.stderr.write(`${error instanceof Error ? error.stack : error}\n`);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    for (const child of children) child.kill("SIGTERM");
+  });
