@@ -32,7 +32,7 @@ describe("ProgressReporter", () => {
         target: 1_100,
         blocksPerSecond: 120,
         recordsPerSecond: 200,
-        etaSeconds: 5,
+        etaSeconds: 4,
       },
       {
         msg: "caught up with the chain; following new blocks",
