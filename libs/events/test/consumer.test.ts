@@ -1,37 +1,27 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import {
-  connectTestNats,
-  deleteTestStreams,
-  eventually,
-  type TestDatabase,
-  testNatsUrl,
-  testTopology,
-} from "@humanpass/testing";
+import { eventually, type TestDatabase, testNatsUrl } from "@humanpass/testing";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { enqueue, ensureStreams, jetstreamManager, startConsumer, startOutboxRelay } from "../src";
-import { appliedCounts, logger, SCHEMA, setUpDatabase, testEvent } from "./harness";
+import { enqueue, startConsumer, startOutboxRelay } from "../src";
+import { appliedCounts, type EventsTestContext, logger, SCHEMA, setUpEventsTest, testEvent } from "./harness";
 
+let ctx: EventsTestContext;
 let database: TestDatabase;
 let db: Kysely<any>;
 let nc: NatsConnection;
-const topology = testTopology();
+let topology: { prefix: string };
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 beforeAll(async () => {
-  ({ database, db } = await setUpDatabase("events_consumer"));
-  nc = await connectTestNats();
-  await ensureStreams(await jetstreamManager(nc), topology, ["AGENT_AUTH"]);
+  ctx = await setUpEventsTest("events_consumer");
+  ({ database, db, nc, topology } = ctx);
 });
 
 afterAll(async () => {
-  await deleteTestStreams(nc, topology);
-  await nc.close();
-  await db.destroy();
-  await database.drop();
+  await ctx.tearDown();
 });
 
 async function publishThroughOutbox(events: ReturnType<typeof testEvent>[]) {

@@ -1,8 +1,16 @@
 import { createDb, migrateToLatest, sql } from "@humanpass/db";
-import { createTestDatabase, type TestDatabase } from "@humanpass/testing";
+import {
+  connectTestNats,
+  createTestDatabase,
+  deleteTestStreams,
+  type TestDatabase,
+  testTopology,
+} from "@humanpass/testing";
+import { jetstreamManager } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
 import type { Kysely } from "kysely";
 import pino from "pino";
-import { type EventHandler, outboxMigration } from "../src";
+import { type EventHandler, ensureStreams, outboxMigration } from "../src";
 
 export const SCHEMA = "svc";
 export const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
@@ -50,5 +58,34 @@ export function testEvent(n: number) {
     source: "test",
     type: "human_not_registered",
     data: { did: `did:test:${n}`, resource: "https://example.test/r", n },
+  };
+}
+
+export interface EventsTestContext {
+  database: TestDatabase;
+  db: Kysely<any>;
+  nc: NatsConnection;
+  topology: { prefix: string };
+  /** Deletes the streams and the database. */
+  tearDown(): Promise<void>;
+}
+
+/** One test file's own database, NATS connection and `AGENT_AUTH` stream under its own prefix. */
+export async function setUpEventsTest(label: string): Promise<EventsTestContext> {
+  const { database, db } = await setUpDatabase(label);
+  const nc = await connectTestNats();
+  const topology = testTopology();
+  await ensureStreams(await jetstreamManager(nc), topology, ["AGENT_AUTH"]);
+  return {
+    database,
+    db,
+    nc,
+    topology,
+    async tearDown() {
+      await deleteTestStreams(nc, topology);
+      await nc.close();
+      await db.destroy();
+      await database.drop();
+    },
   };
 }

@@ -1,35 +1,32 @@
-import {
-  connectTestNats,
-  deleteTestStreams,
-  eventually,
-  TcpProxy,
-  type TestDatabase,
-  testNatsUrl,
-  testTopology,
-} from "@humanpass/testing";
+import { eventually, TcpProxy, type TestDatabase, testNatsUrl } from "@humanpass/testing";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectNats, enqueue, ensureStreams, startConsumer, startOutboxRelay, streamName } from "../src";
-import { appliedCounts, logger, recordApplied, SCHEMA, setUpDatabase, testEvent } from "./harness";
+import { connectNats, enqueue, startConsumer, startOutboxRelay, streamName } from "../src";
+import {
+  appliedCounts,
+  type EventsTestContext,
+  logger,
+  recordApplied,
+  SCHEMA,
+  setUpEventsTest,
+  testEvent,
+} from "./harness";
 
+let ctx: EventsTestContext;
 let database: TestDatabase;
 let db: Kysely<any>;
 let nc: NatsConnection;
-const topology = testTopology();
+let topology: { prefix: string };
 
 beforeAll(async () => {
-  ({ database, db } = await setUpDatabase("events_outbox"));
-  nc = await connectTestNats();
-  await ensureStreams(await jetstreamManager(nc), topology, ["AGENT_AUTH"]);
+  ctx = await setUpEventsTest("events_outbox");
+  ({ database, db, nc, topology } = ctx);
 });
 
 afterAll(async () => {
-  await deleteTestStreams(nc, topology);
-  await nc.close();
-  await db.destroy();
-  await database.drop();
+  await ctx.tearDown();
 });
 
 async function enqueueMany(count: number, offset = 0) {

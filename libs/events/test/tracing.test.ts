@@ -1,37 +1,28 @@
 import { startTelemetry } from "@humanpass/telemetry";
-import {
-  connectTestNats,
-  deleteTestStreams,
-  eventually,
-  type TestDatabase,
-  testTopology,
-} from "@humanpass/testing";
+import { eventually, type TestDatabase } from "@humanpass/testing";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { trace } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { enqueue, ensureStreams, jetstreamManager, startConsumer, startOutboxRelay } from "../src";
-import { logger, recordApplied, SCHEMA, setUpDatabase, testEvent } from "./harness";
+import { enqueue, startConsumer, startOutboxRelay } from "../src";
+import { type EventsTestContext, logger, recordApplied, SCHEMA, setUpEventsTest, testEvent } from "./harness";
 
 const exporter = new InMemorySpanExporter();
 const telemetry = startTelemetry({ serviceName: "events-test", spanExporter: exporter });
+let ctx: EventsTestContext;
 let database: TestDatabase;
 let db: Kysely<any>;
 let nc: NatsConnection;
-const topology = testTopology();
+let topology: { prefix: string };
 
 beforeAll(async () => {
-  ({ database, db } = await setUpDatabase("events_trace"));
-  nc = await connectTestNats();
-  await ensureStreams(await jetstreamManager(nc), topology, ["AGENT_AUTH"]);
+  ctx = await setUpEventsTest("events_trace");
+  ({ database, db, nc, topology } = ctx);
 });
 
 afterAll(async () => {
-  await deleteTestStreams(nc, topology);
-  await nc.close();
-  await db.destroy();
-  await database.drop();
+  await ctx.tearDown();
   await telemetry.shutdown();
 });
 
