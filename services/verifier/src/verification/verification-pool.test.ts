@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ANY_PROOF_AGE_MS, FIXTURE_CONTEXTS_DIR, stable } from "../../test/support/fixtures";
+import type { ResolvedState } from "./token-verifier";
+import { createVerificationPool, type VerificationPool } from "./verification-pool";
+
+let rpcDown = false;
+const calls: string[] = [];
+const answer = async (method: string): Promise<ResolvedState> => {
+  calls.push(method);
+  if (rpcDown) throw new Error("rpc unreachable");
+  return { latest: true, genesis: false, state: null, transitionTimestamp: 0 };
+};
+let pool: VerificationPool;
+
+beforeAll(async () => {
+  pool = createVerificationPool({
+    size: 2,
+    stateResolvers: {
+      [stable.network]: { resolve: () => answer("resolve"), rootResolve: () => answer("rootResolve") },
+    },
+    localContextDirs: [FIXTURE_CONTEXTS_DIR],
+    proofMaxAgeMs: ANY_PROOF_AGE_MS,
+  });
+  await pool.ready();
+});
+
+afterAll(async () => {
+  await pool?.close();
+});
+
+describe("verification worker pool", () => {
+  it("verifies concurrently in its threads, resolving state through the main thread", async () => {
+    const outcomes = await Promise.all(
+      Array.from({ length: 4 }, () => pool.verify(stable.token, stable.request, stable.sessionId)),
+    );
+    expect(outcomes.map((o) => o.kind === "verified" && o.proof.nullifier)).toEqual(
+      Array(4).fill(stable.nullifier),
+    );
+    expect(calls).toContain("rootResolve");
+    expect(calls).toContain("resolve");
+  });
+
+  it("passes a state resolution failure back as the verification error", async () => {
+    rpcDown = true;
+    try {
+      await expect(pool.verify(stable.token, stable.request, stable.sessionId)).rejects.toThrow(
+        /rpc unreachable/,
+      );
+    } finally {
+      rpcDown = false;
+    }
+  });
+
+  it("refuses work once closed", async () => {
+    const closing = createVerificationPool({ size: 1, stateResolvers: {}, localContextDirs: [] });
+    await closing.close();
+    await expect(closing.verify(stable.token, stable.request, stable.sessionId)).rejects.toThrow(/closed/);
+  });
+});
