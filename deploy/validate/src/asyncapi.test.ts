@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
-import { EVENTS, STREAMS, type StreamName } from "@humanpass/events";
+import { createCloudEvent, EVENTS, STREAMS, type StreamName } from "@humanpass/events";
+import { Ajv } from "ajv";
+import addFormats from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { buildAsyncApi, renderAsyncApi, withEventTables } from "./asyncapi";
@@ -52,6 +54,21 @@ describe("docs/asyncapi.yaml", () => {
     const document = parse(committed);
     expect(validateAsyncApi(document)).toEqual([]);
     for (const ref of refsOf(document)) expect(resolve(document, ref), ref).toBeDefined();
+  });
+
+  it("lets a subscriber validate real events with its payload schemas", () => {
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    (addFormats as unknown as (a: Ajv) => void)(ajv);
+    ajv.addSchema(parse(committed), "asyncapi");
+    const validate = ajv.compile({ $ref: "asyncapi#/components/messages/payments_max_use_exceeded/payload" });
+    const event = createCloudEvent({
+      source: "payment-gateway",
+      type: "max_use_exceeded",
+      data: { humanId: "42", maxUse: 2, resource: "http://127.0.0.1:4021/weather", scope: "weather" },
+    });
+    expect(validate(event)).toBe(true);
+    expect(validate({ ...event, data: { ...event.data, humanId: 42 } })).toBe(false);
+    expect(validate({ ...event, type: "payment_settled" })).toBe(false);
   });
 
   it("fails validation when broken", () => {
