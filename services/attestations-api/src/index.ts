@@ -1,0 +1,18 @@
+export { API_PREFIX, type AppDeps, buildApp } from "./app";
+export { AttestationsApiEnv, SCHEMA, SERVICE_NAME } from "./config";
+export { migrations } from "./db/migrations";
+export type { ReadPool } from "./db/prepared";
+export type { Database } from "./db/types";
+export { decodeAttestationData, decodedDataJson, schemaFields } from "./decode";
+export {
+  applyAttestationRecorded,
+  applyAttestationRevoked,
+  applyBlocksReverted,
+  applyChainEvent,
+  applySchemaRegistered,
+  applyUniquenessVerified,
+  applyVerifierEvent,
+} from "./events/apply";
+export { DEFAULT_DURABLES, type ReadModelDurables, startReadModelConsumers } from "./events/consumers";
+export { registerEventFormats } from "./events/formats";
+export { type RebuildOptions, type RebuildResult, rebuildReadModel } from "./reindex/rebuild";
