@@ -108,6 +108,28 @@ describe("token verification (real fullVerify, offline)", () => {
     );
   });
 
+  it("accepts an issuer state replaced less than 5 minutes ago and refuses one replaced longer ago", async () => {
+    const replacedAgo = (ms: number) => async () => ({
+      latest: false,
+      genesis: false,
+      state: null,
+      transitionTimestamp: Math.floor((Date.now() - ms) / 1000),
+    });
+    const latest = async () => ({ latest: true, genesis: false, state: null, transitionTimestamp: 0 });
+    const withIssuerState = (ms: number) =>
+      createTokenVerifier({
+        stateResolvers: { [stable.network]: { resolve: replacedAgo(ms), rootResolve: latest } },
+        documentLoader,
+        proofMaxAgeMs: ANY_PROOF_AGE_MS,
+      });
+    const recent = await withIssuerState(4 * 60_000);
+    expect((await recent.verify(stable.token, stable.request, stable.sessionId)).kind).toBe("verified");
+    const stale = await withIssuerState(6 * 60_000);
+    await expect(stale.verify(stable.token, stable.request, stable.sessionId)).rejects.toThrow(
+      /issuer state is outdated/,
+    );
+  });
+
   it("rejects proofs older than the accepted age", async () => {
     const strict = await createTokenVerifier({ stateResolvers, documentLoader, proofMaxAgeMs: 60_000 });
     await expect(strict.verify(stable.token, stable.request, stable.sessionId)).rejects.toThrow(/outdated/);
