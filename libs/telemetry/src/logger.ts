@@ -8,6 +8,8 @@ export interface LoggerConfig {
   level?: string;
   /** Human-readable lines (development); JSON otherwise. */
   pretty?: boolean;
+  /** Where JSON lines go; stdout when absent. */
+  destination?: pino.DestinationStream;
 }
 
 /** A pino logger whose lines carry the active trace and span ids, so logs and traces join up. */
@@ -40,5 +42,5 @@ export function createLogger(config: LoggerConfig): Logger {
       },
     });
   }
-  return pino(options);
+  return config.destination ? pino(options, config.destination) : pino(options);
 }
