@@ -204,7 +204,6 @@ try {
       ATTESTATION_CACHE_TTL_MS: cache ? "30000" : "0",
       RATE_LIMIT_MAX: "1000000000",
       DB_POOL_MAX: "20",
-      INSTANCE_ID: `bench-${cache ? "cache" : "nocache"}`,
     });
     await ready(url);
 

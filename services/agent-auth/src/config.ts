@@ -1,4 +1,3 @@
-import { hostname } from "node:os";
 import { Env } from "@humanpass/config";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "@humanpass/human-proof";
 import { Type } from "@sinclair/typebox";
@@ -54,11 +53,6 @@ export const AgentAuthEnv = Type.Object({
     minimum: 1_000,
     default: 60_000,
     description: "an integer >= 1000 (ms)",
-  }),
-  INSTANCE_ID: Type.String({
-    default: hostname(),
-    minLength: 1,
-    description: "this replica's name; each replica keeps its own cache-invalidation consumer",
   }),
 });
 

@@ -12,7 +12,12 @@ export { type Clock, systemClock } from "./clock";
 export { AgentAuthEnv, type PublicTerms, publicTerms } from "./config";
 export { migrations } from "./db/migrations";
 export { type AgentAuthDb, SCHEMA } from "./db/schema";
-export { startCacheInvalidation } from "./events/cache-invalidation";
+export {
+  INVALIDATION_CHANNEL,
+  type InvalidationListener,
+  listenForInvalidations,
+  startCacheInvalidation,
+} from "./events/cache-invalidation";
 export { directChallengeMessage, helperChallenge } from "./nonces/challenges";
 export { createNonceStore, NONCE_LIFETIME_MS, type NonceStore } from "./nonces/nonce-store";
 export { startNoncePurge } from "./nonces/purge";

@@ -6,7 +6,7 @@ import { systemClock } from "./clock";
 import { AgentAuthEnv, publicTerms } from "./config";
 import { migrations } from "./db/migrations";
 import { SCHEMA } from "./db/schema";
-import { startCacheInvalidation } from "./events/cache-invalidation";
+import { listenForInvalidations, startCacheInvalidation } from "./events/cache-invalidation";
 import { createNonceStore } from "./nonces/nonce-store";
 import { startNoncePurge } from "./nonces/purge";
 
@@ -40,14 +40,8 @@ await runService({
       corsOrigins: splitList(config.CORS_ORIGINS),
       rateLimit: { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
     });
-    const consumers = await startCacheInvalidation({
-      db,
-      nats,
-      topology,
-      cache,
-      logger,
-      instanceId: config.INSTANCE_ID,
-    });
+    const listener = await listenForInvalidations({ connectionString: config.DATABASE_URL, cache, logger });
+    const consumers = await startCacheInvalidation({ db, nats, topology, logger });
     const purge = startNoncePurge(createNonceStore(db, systemClock), config.NONCE_PURGE_INTERVAL_MS, logger);
     logger.info(
       { resource: terms.resource, domain: terms.domain, oneClaimPerHuman: config.ONE_CLAIM_PER_HUMAN },
@@ -58,7 +52,10 @@ await runService({
       port: config.PORT,
       host: config.HOST,
       consumers,
-      stop: [["nonce purge", () => purge.stop()]],
+      stop: [
+        ["nonce purge", () => purge.stop()],
+        ["cache invalidation listener", () => listener.stop()],
+      ],
     };
   },
 });

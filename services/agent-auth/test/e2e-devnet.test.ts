@@ -1,7 +1,7 @@
 import { signHumanProofChallengeEVM as billionsSign } from "@billionsnetwork/x402-human-proof-client";
 import { identityFromAddress } from "@humanpass/devnet";
 import { didFromAddress } from "@humanpass/identity";
-import { createTestDatabase, eventually } from "@humanpass/testing";
+import { eventually } from "@humanpass/testing";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NONCE_LIFETIME_MS } from "../src";
@@ -31,7 +31,7 @@ const newAgent = () => privateKeyToAccount(generatePrivateKey());
 
 beforeAll(async () => {
   stack = await startStack("agent_auth_e2e");
-  service = await stack.startAgentAuth({ invalidation: true, clock: () => Date.now() + skewMs });
+  service = await stack.startAgentAuth({ clock: () => Date.now() + skewMs });
   agent = agentClient(service.url);
   human = await stack.verifiedHuman();
   paired = newAgent();
@@ -276,15 +276,13 @@ describe("revoking the pairing on the devnet", () => {
 
 describe("the service as deployed (main.ts in its own process)", () => {
   it("serves claims, publishes its events, drops a revoked pairing from its cache and stops cleanly on SIGTERM", async () => {
-    // Its own database: the in-process apps above have their own cache consumers on this file's schema.
-    const database = await createTestDatabase("agent_auth_main");
+    // A replica of the in-process apps above: same database and streams, its own cache.
     const service = await startServiceProcess("agent-auth", {
-      DATABASE_URL: database.url,
+      DATABASE_URL: stack.database.url,
       EVENTS_PREFIX: stack.topology.prefix,
       PUBLIC_URL: "https://agents.example.test",
       OWNERSHIP_SCHEMA_ID: stack.ownershipSchema,
       ATTESTATIONS_API_URL: stack.apiUrl,
-      INSTANCE_ID: "main-process-test",
     });
     try {
       expect((await fetch(`${service.url}/readyz`)).status).toBe(200);
@@ -311,7 +309,6 @@ describe("the service as deployed (main.ts in its own process)", () => {
       expect(await service.stop()).toBe(0);
     } finally {
       await service.stop();
-      await database.drop();
     }
   });
 });

@@ -24,7 +24,6 @@ import {
   jetstreamManager,
   type NatsConnection,
   type OutboxRelay,
-  type RunningConsumer,
   startOutboxRelay,
   subjectOf,
   type Topology,
@@ -54,6 +53,7 @@ import {
   buildApp,
   type Clock,
   createRegistry,
+  listenForInvalidations,
   migrations,
   SCHEMA,
   startCacheInvalidation,
@@ -64,8 +64,6 @@ export interface AgentAuthOptions {
   /** Positive-lookup cache lifetime; 0 turns it off. */
   cacheTtlMs?: number;
   oneClaimPerHuman?: boolean;
-  /** Drop cached lookups on chain.attestation_revoked (one app per schema at a time: see the report). */
-  invalidation?: boolean;
   /** Where the app reads the registry; the API itself by default. */
   apiUrl?: string;
   clock?: Clock;
@@ -165,6 +163,8 @@ export async function startStack(label: string): Promise<Stack> {
     const db = createDb<AgentAuthDb>({ connectionString: database.url, schema: SCHEMA, max: 20 });
     cleanups.push(() => db.destroy());
     await migrateToLatest(db, { schema: SCHEMA, migrations });
+    const invalidation = await startCacheInvalidation({ db, nats, topology, logger });
+    cleanups.push(() => Promise.all(invalidation.map((c) => c.stop())));
     const relay: OutboxRelay = startOutboxRelay({
       db,
       nats,
@@ -216,22 +216,13 @@ export async function startStack(label: string): Promise<Stack> {
           rateLimit: false,
         });
         const url = await app.listen({ port: 0, host: "127.0.0.1" });
-        let consumers: RunningConsumer[] = [];
-        if (options.invalidation) {
-          consumers = await startCacheInvalidation({
-            db,
-            nats,
-            topology,
-            cache,
-            logger,
-            instanceId: `e2e-${apps.length}`,
-          });
-        }
+        // Each app is a replica with its own cache, told of revocations like the deployed service.
+        const listener = await listenForInvalidations({ connectionString: database.url, cache, logger });
         const running: RunningApp = {
           url,
           app,
           async close() {
-            for (const c of consumers) await c.stop();
+            await listener.stop();
             await app.close();
           },
         };
