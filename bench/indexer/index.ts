@@ -2,6 +2,8 @@
 // Also prints what the chain side costs on its own (eth_getLogs + decode; getAttestation via Multicall3, via a
 // JSON-RPC batch of eth_calls, and one request per record), since on the Hardhat devnet those reads dominate.
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
 import { createDb, ensureDatabase, migrateToLatest, sql } from "@humanpass/db";
 import {
   encodeSchemaData,
@@ -39,6 +41,21 @@ const SCHEMAS = [
 const logger = pino({ level: process.env.BENCH_LOG_LEVEL ?? "warn" });
 const rate = (n: number, ms: number) => `${Math.round((n * 1000) / ms).toLocaleString("en")} records/s`;
 
+/** CPU time (user + system, ms) the Hardhat node has used: the machine may be shared, wall time alone misleads. */
+function nodeCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+function measured(pid: number) {
+  const wall = Date.now();
+  const cpu = nodeCpuMs(pid);
+  return (n: number) => {
+    const wallMs = Date.now() - wall;
+    const cpuMs = nodeCpuMs(pid) - cpu;
+    return `${rate(n, wallMs)} wall (${wallMs} ms); chain node CPU ${cpuMs} ms = ${rate(n, Math.max(cpuMs, 1))} of node CPU`;
+  };
+}
+
 const devnet = await startDevnet();
 const base = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
 base.pathname = `/bench_indexer_${randomBytes(4).toString("hex")}`;
@@ -52,7 +69,8 @@ const jsm = await jetstreamManager(nats);
 await ensureStreams(jsm, topology, ["CHAIN"]);
 
 try {
-  let started = Date.now();
+  const pid = devnet.pid!;
+  let done = measured(pid);
   const schemaIds: Hex[] = [];
   for (const s of SCHEMAS) schemaIds.push((await registerSchema(devnet, s)).id);
   const attesters = devnet.accounts.slice(1, 6).map((a) => identityFromAddress(a.address));
@@ -69,42 +87,36 @@ try {
   ).map((r) => r.id);
   await mine(devnet, 1);
   const head = await devnet.client.getBlockNumber();
-  process.stdout.write(
-    `setup: ${RECORDS} attestations recorded in ${head} blocks in ${Date.now() - started} ms\n`,
-  );
+  process.stdout.write(`setup: ${RECORDS} attestations recorded in ${head} blocks, ${done(RECORDS)}\n`);
 
   const client = createChainClient(devnet.rpcUrl, { timeoutMs: 60_000 });
-  started = Date.now();
+  done = measured(pid);
   const logs = await fetchRegistryLogs(
     client,
     [devnet.addresses.schemaRegistry, devnet.addresses.attestationRegistry],
     0n,
     head,
   );
-  process.stdout.write(
-    `eth_getLogs + decode: ${logs.length} logs, ${rate(logs.length, Date.now() - started)}\n`,
-  );
+  process.stdout.write(`eth_getLogs + decode: ${logs.length} logs, ${done(logs.length)}\n`);
 
   const sample = ids.slice(0, 1_000);
   const read = { registry: devnet.addresses.attestationRegistry, blockNumber: head };
-  started = Date.now();
+  done = measured(pid);
   for (let i = 0; i < sample.length; i += 100) {
     await readAttestationBatch(client, sample.slice(i, i + 100), {
       ...read,
       multicallAddress: devnet.addresses.multicall3,
     });
   }
-  process.stdout.write(`getAttestation, Multicall3 of 100: ${rate(sample.length, Date.now() - started)}\n`);
-  started = Date.now();
+  process.stdout.write(`getAttestation, Multicall3 of 100: ${done(sample.length)}\n`);
+  done = measured(pid);
   for (let i = 0; i < 200; i += 100) await readAttestationBatch(client, sample.slice(i, i + 100), read);
-  process.stdout.write(
-    `getAttestation, JSON-RPC batch of 100 eth_calls: ${rate(200, Date.now() - started)}\n`,
-  );
+  process.stdout.write(`getAttestation, JSON-RPC batch of 100 eth_calls: ${done(200)}\n`);
   const single = createChainClient(devnet.rpcUrl, { timeoutMs: 60_000 });
-  started = Date.now();
+  done = measured(pid);
   for (const id of sample.slice(0, 100))
     await readAttestationBatch(single, [id], { ...read, multicallAddress: undefined });
-  process.stdout.write(`getAttestation, one request per record: ${rate(100, Date.now() - started)}\n`);
+  process.stdout.write(`getAttestation, one request per record: ${done(100)}\n`);
 
   const relay = startOutboxRelay({
     db,
@@ -138,7 +150,8 @@ try {
     },
   });
   const expected = RECORDS + SCHEMAS.length;
-  started = Date.now();
+  done = measured(pid);
+  const started = Date.now();
   indexer.start();
   const stream = streamName(topology, "CHAIN");
   let indexedAt = 0;
@@ -151,12 +164,12 @@ try {
     if (state.messages >= expected) break;
     await new Promise((r) => setTimeout(r, 20));
   }
-  const elapsed = Date.now() - started;
   await indexer.stop();
   await relay.stop();
   process.stdout.write(
     `indexer backfill, chain → events in the outbox: ${rate(expected, indexedAt - started)} (${indexedAt - started} ms)\n` +
-      `indexer backfill, chain → events published to JetStream: ${rate(expected, elapsed)} (${expected} events in ${elapsed} ms)\n`,
+      `indexer backfill, chain → events published to JetStream: ${done(expected)}\n` +
+      `(load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores)\n`,
   );
 } finally {
   await jsm.streams.delete(streamName(topology, "CHAIN")).catch(() => {});

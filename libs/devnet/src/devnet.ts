@@ -47,6 +47,8 @@ export interface Devnet {
   accounts: DevnetAccount[];
   /** viem client with test (hardhat), public and wallet actions; it can send from every account above. */
   client: DevnetClient;
+  /** Process id of the Hardhat node (absent for a devnet of another process); for diagnostics and benchmarks. */
+  pid?: number;
   /** Stops the node and waits until its process has exited. */
   stop(): Promise<void>;
 }
@@ -106,6 +108,7 @@ export async function startDevnet(options: StartDevnetOptions = {}): Promise<Dev
       addresses,
       accounts,
       client,
+      pid: node.pid,
       stop: node.stop,
     };
   } catch (error) {

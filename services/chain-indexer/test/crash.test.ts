@@ -37,7 +37,7 @@ function startIndexerProcess(port: number): ChildProcess {
       ATTESTATION_REGISTRY_ADDRESS: devnet.addresses.attestationRegistry,
       SCHEMA_REGISTRY_ADDRESSES: `${devnet.addresses.schemaRegistry},${devnet.addresses.legacySchemaRegistry}`,
       CONFIRMATIONS: "1",
-      // One block (20 records) per commit: many commits for the kill to land between.
+      // One block (10 records) per commit: many commits for the kill to land between.
       BLOCK_RANGE: "1",
       READ_BATCH_SIZE: "10",
       POLL_INTERVAL_MS: "100",
@@ -61,13 +61,13 @@ beforeAll(async () => {
   ids = (
     await recordAttestations(
       devnet,
-      Array.from({ length: 2_000 }, (_, n) => ({
+      Array.from({ length: 1_000 }, (_, n) => ({
         schemaId,
         attester,
         recipient: identityFromAddress(`0x${(0xc0a000 + n).toString(16).padStart(40, "0")}`),
         data: encodeSchemaData("bytes data", ["0x"]),
       })),
-      { batchSize: 20 },
+      { batchSize: 10 },
     )
   ).map((r) => r.id);
   await mine(devnet, 1);
