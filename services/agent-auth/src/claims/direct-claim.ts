@@ -26,6 +26,17 @@ function stringField(body: unknown, name: string): string | undefined {
  */
 export function directClaim(deps: DirectClaimDeps): (body: unknown) => Promise<DirectClaimResult> {
   const { nonces, resolver, recorder, logger } = deps;
+  // Deriving the DID (iden3 type and checksum) costs a third of the key recovery, and agents claim again and again.
+  const dids = new Map<string, string>();
+  const agentDidOf = (address: string) => {
+    let did = dids.get(address);
+    if (did === undefined) {
+      if (dids.size >= 10_000) dids.clear();
+      did = agentDidFromAddress(address);
+      dids.set(address, did);
+    }
+    return did;
+  };
 
   return async (body) => {
     const nonce = stringField(body, "nonce");
@@ -34,7 +45,7 @@ export function directClaim(deps: DirectClaimDeps): (body: unknown) => Promise<D
 
     const signer = await recoverSigner(issued.message, stringField(body, "signature"));
     if (!signer) throw refuse.invalidSignature();
-    const agentDid = agentDidFromAddress(signer);
+    const agentDid = agentDidOf(signer);
 
     let resolution: Awaited<ReturnType<HumanResolver["byAddress"]>>;
     try {
