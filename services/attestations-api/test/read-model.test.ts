@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import { createCloudEvent } from "@humanpass/events";
 import { REPO_ROOT } from "@humanpass/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rebuildReadModel } from "../src/reindex/rebuild";
@@ -103,6 +104,31 @@ describe("consumers of chain and verifier events", () => {
     expect(ids(await listed(`schemaId=${s.schemaId}`)).sort()).toEqual(
       [kept.attestationId, otherChain.attestationId, orphan.attestationId].sort(),
     );
+  });
+
+  it("applies a revert by event order, not arrival order: a late revert spares records indexed after it, a late orphan is not written", async () => {
+    const s = schemaRegistered();
+    await h.publish("CHAIN", "schema_registered", s);
+    // Ids as the indexer would have minted them, in emission order (UUIDv7 is time-ordered).
+    const [orphanId, lateOrphanId, revertId, canonicalId] = [0, 1, 2, 3].map(
+      () => createCloudEvent({ source: "test", type: "test", data: {} }).id,
+    );
+    const forkBlock = nextPosition().blockNumber + 1;
+    const orphan = attestationRecorded(s.schemaId, party(), party(), { blockNumber: forkBlock });
+    const lateOrphan = attestationRecorded(s.schemaId, party(), party(), { blockNumber: forkBlock + 1 });
+    const canonical = { ...orphan, ...nextPosition(), blockNumber: forkBlock + 2 };
+
+    // The re-indexed record arrives before the revert that was emitted ahead of it.
+    await h.publish("CHAIN", "attestation_recorded", orphan, { id: orphanId });
+    await h.publish("CHAIN", "attestation_recorded", canonical, { id: canonicalId });
+    await h.publish("CHAIN", "blocks_reverted", blocksReverted(forkBlock), { id: revertId });
+    expect(ids(await listed(`schemaId=${s.schemaId}`))).toEqual([orphan.attestationId]);
+    expect((await single(orphan.attestationId)).body).toMatchObject({ txid: canonical.txHash });
+
+    // An orphan emitted before the revert but delivered after it stays out.
+    await h.publish("CHAIN", "attestation_recorded", lateOrphan, { id: lateOrphanId });
+    expect((await single(lateOrphan.attestationId)).status).toBe(404);
+    expect(ids(await listed(`schemaId=${s.schemaId}`))).toEqual([orphan.attestationId]);
   });
 
   it("keeps the first nullifier seen for a user", async () => {

@@ -6,6 +6,8 @@ interface ChainPositionColumns {
   block_number: string;
   log_index: number;
   tx_hash: string;
+  /** Id of the event that wrote the row (UUIDv7, time-ordered; empty when written without one). */
+  event_id: string;
 }
 
 export interface SchemasTable extends ChainPositionColumns {
@@ -52,7 +54,14 @@ export interface NullifiersTable {
   verified_at: Date;
 }
 
+export interface RevertsTable {
+  chain_id: number;
+  from_block: string;
+  event_id: string;
+}
+
 export interface Database extends OutboxTables {
+  reverts: RevertsTable;
   schemas: SchemasTable;
   attestations: AttestationsTable;
   revocations: RevocationsTable;
@@ -60,4 +69,11 @@ export interface Database extends OutboxTables {
 }
 
 /** The tables the consumers fill; `reindex` empties them (with the inbox) before replaying the streams. */
-export const READ_MODEL_TABLES = ["schemas", "attestations", "revocations", "nullifiers", "inbox"] as const;
+export const READ_MODEL_TABLES = [
+  "schemas",
+  "attestations",
+  "revocations",
+  "reverts",
+  "nullifiers",
+  "inbox",
+] as const;

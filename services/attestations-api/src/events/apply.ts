@@ -7,6 +7,7 @@ import type {
   SchemaRegisteredData,
   UniquenessVerifiedData,
 } from "@humanpass/events";
+import type { RawBuilder } from "kysely";
 import { getAddress } from "viem";
 import type { Database } from "../db/types";
 
@@ -15,16 +16,54 @@ type Trx = Transaction<Database> | Kysely<Database>;
 const hex = (value: string) => value.toLowerCase();
 const decimal = (value: string) => BigInt(value).toString();
 
-function position(d: { chainId: number; blockNumber: number; logIndex: number; txHash: string }) {
+interface Position {
+  chainId: number;
+  blockNumber: number;
+  logIndex: number;
+  txHash: string;
+}
+
+function position(d: Position, eventId: string) {
   return {
     chain_id: d.chainId,
     block_number: String(d.blockNumber),
     log_index: d.logIndex,
     tx_hash: hex(d.txHash),
+    event_id: eventId,
   };
 }
 
-export async function applySchemaRegistered(trx: Trx, d: SchemaRegisteredData): Promise<void> {
+/** True when a revert emitted after this event already dropped its block: the record is an orphan. */
+function revertedLater(d: Position, eventId: string) {
+  return sql<boolean>`exists (select 1 from reverts r
+    where r.chain_id = ${d.chainId} and r.from_block <= ${String(d.blockNumber)} and r.event_id > ${eventId})`;
+}
+
+/**
+ * INSERT … SELECT of one row unless a later revert orphaned it; on conflict the row is replaced only by a newer
+ * event's version (a redelivered older event cannot undo a re-indexed record). One statement. The row travels as
+ * JSON read with the table's own column types (`jsonb_populate_record`), since bound values in a SELECT list would
+ * otherwise be text.
+ */
+function upsertRow(
+  table: "schemas" | "attestations" | "revocations",
+  key: string,
+  row: Record<string, unknown>,
+  computed: Record<string, RawBuilder<unknown>>,
+  orphaned: RawBuilder<boolean>,
+) {
+  const columns = [...Object.keys(row), ...Object.keys(computed)];
+  const values = [...Object.keys(row).map((c) => sql.ref(`r.${c}`)), ...Object.values(computed)];
+  const updates = columns.filter((c) => c !== key).map((c) => sql`${sql.id(c)} = excluded.${sql.id(c)}`);
+  return sql`
+    insert into ${sql.id(table)} (${sql.join(columns.map((c) => sql.id(c)))})
+    select ${sql.join(values)} from jsonb_populate_record(null::${sql.id(table)}, ${JSON.stringify(row)}::jsonb) r
+    where not ${orphaned}
+    on conflict (${sql.id(key)}) do update set ${sql.join(updates)}
+    where ${sql.id(table)}.event_id <= excluded.event_id`;
+}
+
+export async function applySchemaRegistered(trx: Trx, d: SchemaRegisteredData, eventId = ""): Promise<void> {
   const row = {
     id: hex(d.schemaId),
     name: d.name,
@@ -35,17 +74,16 @@ export async function applySchemaRegistered(trx: Trx, d: SchemaRegisteredData): 
     creator_iden3_id: decimal(d.registererIden3Id),
     registry: getAddress(d.registry),
     block_timestamp: String(d.blockTimestamp),
-    ...position(d),
+    ...position(d, eventId),
   };
-  // A schema seen again (re-indexed after a reorg) takes its newest position.
-  await trx
-    .insertInto("schemas")
-    .values(row)
-    .onConflict((oc) => oc.column("id").doUpdateSet(row))
-    .execute();
+  await upsertRow("schemas", "id", row, {}, revertedLater(d, eventId)).execute(trx);
 }
 
-export async function applyAttestationRecorded(trx: Trx, d: AttestationRecordedData): Promise<void> {
+export async function applyAttestationRecorded(
+  trx: Trx,
+  d: AttestationRecordedData,
+  eventId = "",
+): Promise<void> {
   const id = hex(d.attestationId);
   const row = {
     id,
@@ -62,53 +100,57 @@ export async function applyAttestationRecorded(trx: Trx, d: AttestationRecordedD
     ref_id: hex(d.refId),
     data: hex(d.data),
     registry: getAddress(d.registry),
-    ...position(d),
+    ...position(d, eventId),
   };
   // A revocation may have been seen first (or the record already carries one); either way the row says so.
-  const revokedBefore = sql<boolean>`exists (select 1 from revocations where attestation_id = ${id}) or ${d.revocationTime} > 0`;
-  const revocationTime = sql<string>`coalesce((select revocation_time from revocations where attestation_id = ${id}), ${String(d.revocationTime)})`;
-  await trx
-    .insertInto("attestations")
-    .values({ ...row, revoked: revokedBefore, revocation_time: revocationTime })
-    .onConflict((oc) =>
-      oc.column("id").doUpdateSet({
-        ...row,
-        revoked: sql`excluded.revoked`,
-        revocation_time: sql`excluded.revocation_time`,
-      }),
-    )
-    .execute();
+  const computed = {
+    revoked: sql`exists (select 1 from revocations where attestation_id = ${id}) or ${d.revocationTime} > 0`,
+    revocation_time: sql`coalesce((select revocation_time from revocations where attestation_id = ${id}), ${String(d.revocationTime)})`,
+  };
+  await upsertRow("attestations", "id", row, computed, revertedLater(d, eventId)).execute(trx);
 }
 
-export async function applyAttestationRevoked(trx: Trx, d: AttestationRevokedData): Promise<void> {
-  const id = hex(d.attestationId);
+export async function applyAttestationRevoked(
+  trx: Trx,
+  d: AttestationRevokedData,
+  eventId = "",
+): Promise<void> {
   const row = {
-    attestation_id: id,
+    attestation_id: hex(d.attestationId),
     revoker: getAddress(d.revoker),
     revocation_time: String(d.revocationTime),
-    ...position(d),
+    ...position(d, eventId),
   };
   await sql`
-    with revocation as (
-      insert into revocations ${sql.raw(columnsOf(row))} values (${sql.join(Object.values(row))})
-      on conflict (attestation_id) do update set ${sql.raw(updateSet(row))}
-      returning attestation_id, revocation_time
-    )
+    with revocation as (${upsertRow("revocations", "attestation_id", row, {}, revertedLater(d, eventId))}
+      returning attestation_id, revocation_time)
     update attestations set revoked = true, revocation_time = revocation.revocation_time
     from revocation where attestations.id = revocation.attestation_id`.execute(trx);
 }
 
-/** Orphaned blocks: everything recorded or revoked in them is dropped; the canonical blocks are indexed again after. */
-export async function applyBlocksReverted(trx: Trx, d: BlocksRevertedData): Promise<void> {
+/**
+ * Orphaned blocks: everything recorded or revoked in them by events emitted before this one is dropped (the
+ * canonical blocks are indexed again by later events, which it leaves alone), and the revert is remembered so an
+ * orphan applied late is not written.
+ */
+export async function applyBlocksReverted(trx: Trx, d: BlocksRevertedData, eventId = ""): Promise<void> {
   const from = String(d.fromBlock);
+  await trx
+    .insertInto("reverts")
+    .values({ chain_id: d.chainId, from_block: from, event_id: eventId })
+    .onConflict((oc) => oc.columns(["chain_id", "event_id"]).doNothing())
+    .execute();
   await trx
     .deleteFrom("attestations")
     .where("chain_id", "=", d.chainId)
     .where("block_number", ">=", from)
+    .where("event_id", "<", eventId)
     .execute();
   await sql`
     with dropped as (
-      delete from revocations where chain_id = ${d.chainId} and block_number >= ${from} returning attestation_id
+      delete from revocations
+      where chain_id = ${d.chainId} and block_number >= ${from} and event_id < ${eventId}
+      returning attestation_id
     )
     update attestations set revoked = false, revocation_time = 0
     from dropped where attestations.id = dropped.attestation_id`.execute(trx);
@@ -116,6 +158,7 @@ export async function applyBlocksReverted(trx: Trx, d: BlocksRevertedData): Prom
     .deleteFrom("schemas")
     .where("chain_id", "=", d.chainId)
     .where("block_number", ">=", from)
+    .where("event_id", "<", eventId)
     .execute();
 }
 
@@ -132,18 +175,7 @@ export async function applyUniquenessVerified(trx: Trx, d: UniquenessVerifiedDat
     .execute();
 }
 
-function columnsOf(row: Record<string, unknown>): string {
-  return `(${Object.keys(row).join(", ")})`;
-}
-
-function updateSet(row: Record<string, unknown>): string {
-  return Object.keys(row)
-    .filter((k) => k !== "attestation_id")
-    .map((k) => `${k} = excluded.${k}`)
-    .join(", ");
-}
-
-const CHAIN_HANDLERS: Record<string, (trx: Trx, data: any) => Promise<void>> = {
+const CHAIN_HANDLERS: Record<string, (trx: Trx, data: any, eventId: string) => Promise<void>> = {
   schema_registered: applySchemaRegistered,
   attestation_recorded: applyAttestationRecorded,
   attestation_revoked: applyAttestationRevoked,
@@ -153,7 +185,7 @@ const CHAIN_HANDLERS: Record<string, (trx: Trx, data: any) => Promise<void>> = {
 export async function applyChainEvent(event: CloudEvent<any>, trx: Trx): Promise<void> {
   const handler = CHAIN_HANDLERS[event.type];
   // The catalog validated the type already; a type added to the stream later is not ours to apply.
-  if (handler) await handler(trx, event.data);
+  if (handler) await handler(trx, event.data, event.id);
 }
 
 export async function applyVerifierEvent(event: CloudEvent<any>, trx: Trx): Promise<void> {
