@@ -1,5 +1,6 @@
 import * as billions from "@billionsnetwork/x402-human-proof-client";
 import { ABIs } from "@humanpass/devnet";
+import { createCloudEvent, ensureStreams, jetstreamManager, subjectOf } from "@humanpass/events";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "@humanpass/human-proof";
 import { eventually } from "@humanpass/testing";
 import { x402Client } from "@x402/core/client";
@@ -9,6 +10,8 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import { type Address, type Hex, parseEventLogs } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CachedPoUVerifier } from "../src/attestations/cached-verifier";
+import { startCacheInvalidation } from "../src/events/cache-invalidation";
 import {
   agentFetch,
   humanAgentFetch,
@@ -17,7 +20,15 @@ import {
   paymentError,
   settlementOf,
 } from "./support/agents";
-import { demoRoute, type Gateway, humanTier, type Stack, standardTier, startStack } from "./support/stack";
+import {
+  demoRoute,
+  type Gateway,
+  humanTier,
+  logger,
+  type Stack,
+  standardTier,
+  startStack,
+} from "./support/stack";
 
 let stack: Stack;
 let gateway: Gateway;
@@ -217,6 +228,52 @@ describe("our client extension and attestation-aware selector", () => {
     expect(await stack.usdcBalance(payer.address)).toBe(before - STANDARD);
     const did = billions.buildDIDFromAddress(payer.address);
     expect(stack.events.some((e) => e.type === "human_not_registered" && e.data.did === did)).toBe(false);
+  });
+});
+
+describe("cached human lookups", () => {
+  it("serve repeat payments without asking the API, and end when the chain revokes the pairing", async () => {
+    await ensureStreams(await jetstreamManager(stack.nats), stack.topology, ["CHAIN"]);
+    const verifier = new CachedPoUVerifier(stack.verifier(), { ttlMs: 600_000 });
+    const consumers = await startCacheInvalidation({
+      db: stack.db,
+      nats: stack.nats,
+      topology: stack.topology,
+      verifier,
+      logger,
+      instanceId: "payments-test",
+    });
+    try {
+      const cached = await stack.startGateway({
+        routes: [demoRoute("/report", [humanTier(stack.network, "5000")])],
+        verifier,
+      });
+      const payer = agent(10);
+      const attestationId = await stack.attestations.pairAgent(payer.address, human(110), "1010");
+      const pay = () => humanTierOnlyFetch(payer.key, options())(`${cached.url}/report`);
+
+      expect((await pay()).status).toBe(200);
+      const revocation = await stack.attestations.revoke(attestationId, payer.address, human(110));
+      // The API already says "not paired"; the cached pairing holds until the chain's revocation arrives.
+      expect((await pay()).status).toBe(200);
+
+      const event = createCloudEvent({
+        source: "chain-indexer",
+        type: "attestation_revoked",
+        data: revocation,
+      });
+      // As the chain-indexer's relay would; the stream captures it from the subject.
+      stack.nats.publish(subjectOf(stack.topology, "CHAIN", "attestation_revoked"), JSON.stringify(event));
+      await stack.nats.flush();
+
+      const refused = await eventually(async () => {
+        const response = await pay();
+        return response.status === 402 ? response : undefined;
+      });
+      expect(paymentError(refused)).toBe("not_registered");
+    } finally {
+      await Promise.all(consumers.map((c) => c.stop()));
+    }
   });
 });
 

@@ -3,14 +3,16 @@
  * 127.0.0.1, filled through its own event appliers with the records a test needs.
  */
 import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
+import type { AttestationRevokedData } from "@humanpass/events";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "@humanpass/human-proof";
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
 import pino from "pino";
-import { type Address, getAddress, keccak256, toHex } from "viem";
+import { type Address, getAddress, type Hex, keccak256, toHex } from "viem";
 import { buildApp } from "../../../attestations-api/src/app";
 import { migrations } from "../../../attestations-api/src/db/migrations";
 import {
   applyAttestationRecorded,
+  applyAttestationRevoked,
   applyUniquenessVerified,
 } from "../../../attestations-api/src/events/apply";
 
@@ -22,10 +24,12 @@ export interface AttestationsApi {
   url: string;
   attestationsUrl: string;
   nullifierUrl: string;
-  /** Records `human`'s ownership of the agent and the human's uniqueness proof (nullifier). */
-  pairAgent(agent: Address, human: Address, nullifier: string): Promise<void>;
+  /** Records `human`'s ownership of the agent and the human's uniqueness proof (nullifier); the attestation id. */
+  pairAgent(agent: Address, human: Address, nullifier: string): Promise<Hex>;
+  /** Revokes an attestation in the read model; the event the chain-indexer would publish for it. */
+  revoke(attestationId: Hex, agent: Address, human: Address): Promise<AttestationRevokedData>;
   /** Records an attestation of another schema about the agent. */
-  attest(agent: Address, human: Address, schemaId: string): Promise<void>;
+  attest(agent: Address, human: Address, schemaId: string): Promise<Hex>;
   close(): Promise<void>;
 }
 
@@ -39,10 +43,11 @@ export async function startAttestationsApi(databaseUrl: string): Promise<Attesta
   });
   const url = await app.listen({ port: 0, host: "127.0.0.1" });
 
-  async function record(agent: Address, human: Address, schemaId: string): Promise<void> {
+  async function record(agent: Address, human: Address, schemaId: string): Promise<Hex> {
     sequence += 1;
+    const attestationId = keccak256(toHex(`attestation-${sequence}-${agent}-${schemaId}`));
     await applyAttestationRecorded(db, {
-      attestationId: keccak256(toHex(`attestation-${sequence}-${agent}-${schemaId}`)),
+      attestationId,
       schemaId,
       creationTime: Math.floor(Date.now() / 1000) - 60 + sequence,
       expirationTime: 0,
@@ -63,6 +68,7 @@ export async function startAttestationsApi(databaseUrl: string): Promise<Attesta
       logIndex: 0,
       txHash: keccak256(toHex(`tx-${sequence}`)),
     });
+    return attestationId;
   }
 
   return {
@@ -70,7 +76,7 @@ export async function startAttestationsApi(databaseUrl: string): Promise<Attesta
     attestationsUrl: `${url}/api/v1/attestations`,
     nullifierUrl: `${url}/api/v1/nullifier`,
     async pairAgent(agent, human, nullifier) {
-      await record(agent, human, DEFAULT_AGENT_OWNERSHIP_SCHEMA);
+      const attestationId = await record(agent, human, DEFAULT_AGENT_OWNERSHIP_SCHEMA);
       await applyUniquenessVerified(db, {
         sessionId: sequence,
         nullifier,
@@ -79,8 +85,28 @@ export async function startAttestationsApi(databaseUrl: string): Promise<Attesta
         userId: iden3IdFromAddress(human, "main"),
         verifiedAt: new Date().toISOString(),
       });
+      return attestationId;
     },
     attest: record,
+    async revoke(attestationId, agent, human) {
+      sequence += 1;
+      const data: AttestationRevokedData = {
+        attestationId,
+        revoker: getAddress(human),
+        revokerIden3Id: iden3IdFromAddress(human, "main"),
+        recipientDid: didFromAddress(agent, "main"),
+        recipientIden3Id: iden3IdFromAddress(agent, "main"),
+        revocationTime: Math.floor(Date.now() / 1000),
+        registry: "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0",
+        chainId: 45056,
+        blockNumber: sequence,
+        blockHash: keccak256(toHex(`block-${sequence}`)),
+        logIndex: 0,
+        txHash: keccak256(toHex(`tx-${sequence}`)),
+      };
+      await applyAttestationRevoked(db, data);
+      return data;
+    },
     async close() {
       await app.close();
       await db.destroy();
