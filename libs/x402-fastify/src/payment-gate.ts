@@ -51,7 +51,6 @@ export interface PaymentGateOptions {
 }
 
 // Any server, logger and type provider: the gate only adds hooks and a request decoration.
-// biome-ignore lint/suspicious/noExplicitAny: the generic parameters of FastifyInstance do not matter here
 type AnyFastifyInstance = FastifyInstance<any, any, any, any, any>;
 
 const requestStore = new AsyncLocalStorage<FastifyRequest>();
