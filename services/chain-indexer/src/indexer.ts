@@ -152,6 +152,10 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       below = stored[stored.length - 1]!.number;
     }
     const found = ancestor;
+    // The cursor block itself is canonical: the RPC answered from two views of the chain (e.g. nodes behind a
+    // load balancer at different heights); nothing is orphaned, the step is simply tried again.
+    if (found.number === cursor.blockNumber)
+      throw new InconsistentRangeError(`block ${cursor.blockNumber + 1n} does not follow the indexed block`);
     const orphaned = await db.transaction().execute(async (trx) => {
       await moveCursor(trx, chainId, cursor, { blockNumber: found.number, blockHash: found.hash });
       const records = await forgetAbove(trx, chainId, found.number);
