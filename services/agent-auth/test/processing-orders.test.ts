@@ -366,6 +366,15 @@ describe("POST /api/v1/claim, direct path (JSON body)", () => {
   });
 });
 
+describe("documentation", () => {
+  it("describes the three routes in the OpenAPI document", async () => {
+    const doc = (await (await fetch(`${service.url}/docs/json`)).json()) as { paths: Record<string, object> };
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(["/api/v1/instructions", "/api/v1/challenge", "/api/v1/claim"]),
+    );
+  });
+});
+
 describe("nonce purge", () => {
   it("deletes nonces past their lifetime and keeps fresh ones", async () => {
     await t.db.deleteFrom("nonces").execute();

@@ -17,7 +17,10 @@ export interface HelperClaimDeps {
 
 export type HelperClaimResult = { verified: true; agentDid: string };
 
-function nonceOf(header: string): string | undefined {
+type ProofHead = { nonce: string; domain?: unknown; uri?: unknown };
+
+/** The fields steps 2-4 read, or undefined when the header is not a JSON object with a nonce. */
+function parseHeader(header: string): ProofHead | undefined {
   let proof: unknown;
   try {
     proof = JSON.parse(header);
@@ -25,7 +28,7 @@ function nonceOf(header: string): string | undefined {
     return undefined;
   }
   const nonce = (proof as { nonce?: unknown } | null)?.nonce;
-  return typeof nonce === "string" && nonce !== "" ? nonce : undefined;
+  return typeof nonce === "string" && nonce !== "" ? (proof as ProofHead) : undefined;
 }
 
 /** A field the proof carries that is not ours. An absent one is left to the SDK, which refuses it itself. */
@@ -46,13 +49,12 @@ export function helperClaim(deps: HelperClaimDeps): (header: string) => Promise<
 
   return async (header) => {
     if (header.trim() === "") throw refuse.missingHeader();
-    const nonce = nonceOf(header);
-    if (!nonce) throw refuse.invalidHeader();
-    if (!(await nonces.consume(nonce, "helper"))) throw refuse.unknownOrExpiredNonce();
-
-    const proof = JSON.parse(header) as { domain?: unknown; uri?: unknown };
-    if (differs(proof.domain, terms.domain) || differs(proof.uri, terms.resource))
+    const proof = parseHeader(header);
+    if (!proof) throw refuse.invalidHeader();
+    if (!(await nonces.consume(proof.nonce, "helper"))) throw refuse.unknownOrExpiredNonce();
+    if (differs(proof.domain, terms.domain) || differs(proof.uri, terms.resource)) {
       throw refuse.wrongDomainOrResource();
+    }
 
     let result: Awaited<ReturnType<typeof verifyHumanProofRequest>>;
     try {
