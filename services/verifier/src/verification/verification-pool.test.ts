@@ -1,3 +1,5 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ANY_PROOF_AGE_MS, FIXTURE_CONTEXTS_DIR, stable } from "../../test/support/fixtures";
 import type { ResolvedState } from "./token-verifier";
@@ -11,6 +13,14 @@ const answer = async (method: string): Promise<ResolvedState> => {
   return { latest: true, genesis: false, state: null, transitionTimestamp: 0 };
 };
 let pool: VerificationPool;
+let gatewayUp = true;
+const fetched: string[] = [];
+/** Stands in for the IPFS gateway / https fetch: serves the fixture contexts by their file name. */
+const fetchRemoteDocument = async (url: string) => {
+  fetched.push(url);
+  if (!gatewayUp) throw new Error("gateway unreachable");
+  return JSON.parse(await readFile(join(FIXTURE_CONTEXTS_DIR, url.split("/").pop() as string), "utf8"));
+};
 
 beforeAll(async () => {
   pool = createVerificationPool({
@@ -18,7 +28,8 @@ beforeAll(async () => {
     stateResolvers: {
       [stable.network]: { resolve: () => answer("resolve"), rootResolve: () => answer("rootResolve") },
     },
-    localContextDirs: [FIXTURE_CONTEXTS_DIR],
+    localContextDirs: [],
+    fetchRemoteDocument,
     proofMaxAgeMs: ANY_PROOF_AGE_MS,
   });
   await pool.ready();
@@ -38,6 +49,20 @@ describe("verification worker pool", () => {
     );
     expect(calls).toContain("rootResolve");
     expect(calls).toContain("resolve");
+    // The request's context was fetched once for both threads, not once per verification.
+    expect(fetched).toEqual([stable.request.body.scope[0].query.context]);
+  });
+
+  it("keeps verifying from its cache when the gateway goes down after the first load", async () => {
+    gatewayUp = false;
+    try {
+      const outcomes = await Promise.all(
+        [1, 2].map(() => pool.verify(stable.token, stable.request, stable.sessionId)),
+      );
+      expect(outcomes.map((o) => o.kind)).toEqual(["verified", "verified"]);
+    } finally {
+      gatewayUp = true;
+    }
   });
 
   it("passes a state resolution failure back as the verification error", async () => {
