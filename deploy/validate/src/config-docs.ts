@@ -1,8 +1,8 @@
-import { readdirSync } from "node:fs";
 import { hostname } from "node:os";
 import { CommonEnv } from "@humanpass/config";
 import type { TObject, TSchema } from "@sinclair/typebox";
-import { REPO_ROOT, repoPath } from "./paths";
+import { REPO_ROOT } from "./paths";
+import { serviceConfigs } from "./service-config";
 
 /** Set by libs/service for every service on top of CommonEnv (kept here because libs/service does not export them). */
 const SERVICE_RUNTIME_ENV: [string, string, string][] = [
@@ -52,23 +52,9 @@ export async function renderConfigTables(): Promise<string> {
   for (const [name, def, accepted] of SERVICE_RUNTIME_ENV)
     out.push(`| \`${name}\` | ${def === "(unset: no export)" ? def : `\`${def}\``} | ${accepted} |`);
   out.push("");
-  const services = readdirSync(repoPath("services"), { withFileTypes: true })
-    .filter((d) => d.isDirectory())
-    .map((d) => d.name)
-    .sort();
-  for (const service of services) {
-    let module: Record<string, unknown>;
-    try {
-      module = await import(repoPath("services", service, "src/config.ts"));
-    } catch {
-      continue;
-    }
-    const env = Object.entries(module).find(
-      ([key, value]) => key.endsWith("Env") && (value as TSchema)?.type === "object",
-    );
-    if (!env) continue;
-    out.push(`### ${service}`, "", `From \`services/${service}/src/config.ts\` (\`${env[0]}\`).`, "");
-    out.push(...table(env[1] as TObject), "");
+  for (const { service, exportName, schema } of await serviceConfigs()) {
+    out.push(`### ${service}`, "", `From \`services/${service}/src/config.ts\` (\`${exportName}\`).`, "");
+    out.push(...table(schema), "");
   }
   return out.join("\n");
 }

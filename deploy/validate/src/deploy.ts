@@ -1,11 +1,14 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { parse } from "yaml";
 import { validateCompose } from "./compose";
+import { checkComposeEnv, checkManifestEnv } from "./envcheck";
 import { validateManifests } from "./k8s";
 import { parseManifests, renderKustomization } from "./kustomize";
 import { validateOtelConfig } from "./otel";
 import { policyProblems } from "./policy";
 import type { Problem } from "./problems";
+import { serviceConfigs } from "./service-config";
 
 export interface DeployValidation {
   checked: string[];
@@ -19,8 +22,12 @@ export async function validateDeploy(root: string): Promise<DeployValidation> {
   const checked: string[] = [];
   const problems: Problem[] = [];
   const warnings: string[] = [];
+  const configs = await serviceConfigs();
   const composeText = readFileSync(path.join(root, "docker-compose.yml"), "utf8");
-  problems.push(...validateCompose(composeText));
+  const composeProblems = validateCompose(composeText);
+  problems.push(...composeProblems);
+  if (composeProblems.length === 0)
+    checkComposeEnv(parse(composeText, { merge: true }), configs, problems, warnings);
   checked.push("docker-compose.yml");
   for (const dockerfile of composeText.matchAll(/^\s+dockerfile:\s*(\S+)\s*$/gm)) {
     if (!existsSync(path.join(root, dockerfile[1]!)))
@@ -49,6 +56,7 @@ export async function validateDeploy(root: string): Promise<DeployValidation> {
       const manifests = parseManifests(renderKustomization(path.join(overlaysDir, overlay)));
       sets.push({ where, manifests });
       problems.push(...policyProblems(manifests, where));
+      checkManifestEnv(manifests, where, configs, problems, warnings);
       checked.push(`${where} (${manifests.length} manifests)`);
     } catch (e) {
       problems.push({ where, path: "/", message: (e as Error).message });

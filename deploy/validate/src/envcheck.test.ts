@@ -1,0 +1,89 @@
+import { readFileSync } from "node:fs";
+import { beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { checkComposeEnv, checkManifestEnv, interpolateDefaults } from "./envcheck";
+import { parseManifests, renderKustomization } from "./kustomize";
+import { repoPath } from "./paths";
+import type { Problem } from "./problems";
+import { type ServiceConfig, serviceConfigs } from "./service-config";
+
+type Obj = Record<string, any>;
+
+let configs: ServiceConfig[];
+beforeAll(async () => {
+  configs = await serviceConfigs();
+});
+
+describe("interpolateDefaults", () => {
+  it("reads compose variables as if none were exported", () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: compose's ${…} syntax is the input under test
+    expect(interpolateDefaults("postgres://u:${PW:-humanpass}@db/${DB-x}${UNSET}")).toBe(
+      "postgres://u:humanpass@db/x",
+    );
+    expect(interpolateDefaults("cost: $$5")).toBe("cost: $5");
+  });
+});
+
+describe("service environments", () => {
+  it("has every service of the committed compose file and overlays start", () => {
+    const problems: Problem[] = [];
+    const warnings: string[] = [];
+    checkComposeEnv(
+      parse(readFileSync(repoPath("docker-compose.yml"), "utf8"), { merge: true }),
+      configs,
+      problems,
+      warnings,
+    );
+    for (const overlay of ["dev", "prod"]) {
+      checkManifestEnv(
+        parseManifests(renderKustomization(repoPath(`deploy/k8s/overlays/${overlay}`))),
+        overlay,
+        configs,
+        problems,
+        warnings,
+      );
+    }
+    expect(problems).toEqual([]);
+    expect(warnings).toEqual([]);
+  });
+
+  it("reports a compose service that would refuse to start, and variables nobody reads", () => {
+    const compose: Obj = parse(readFileSync(repoPath("docker-compose.yml"), "utf8"), { merge: true });
+    delete compose.services["chain-indexer"].environment.RPC_URL;
+    compose.services["agent-auth"].environment.CHAIN_ID = "mainnet";
+    compose.services["payment-gateway"].environment.MOCK_FACILITATOR = "true";
+    compose.services.verifier.environment.NULIFIER_SESSION_ID = "2";
+    const problems: Problem[] = [];
+    const warnings: string[] = [];
+    checkComposeEnv(compose, configs, problems, warnings);
+    expect(problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      expect.stringMatching(
+        /^\/services\/agent-auth\/environment\/CHAIN_ID: agent-auth would not start: "mainnet" is not valid/,
+      ),
+      expect.stringMatching(
+        /^\/services\/chain-indexer\/environment\/RPC_URL: chain-indexer would not start: is required/,
+      ),
+      expect.stringMatching(
+        /^\/services\/payment-gateway\/environment\/MOCK_FACILITATOR: payment-gateway would not start: must not be true when NODE_ENV=production/,
+      ),
+    ]);
+    expect(warnings).toEqual(["docker-compose.yml: verifier does not read NULIFIER_SESSION_ID"]);
+  });
+
+  it("reads a Deployment's environment from its ConfigMaps, literals and Secrets", () => {
+    const manifests = parseManifests(renderKustomization(repoPath("deploy/k8s/overlays/prod"))) as Obj[];
+    const config = manifests.find(
+      (m) => m.kind === "ConfigMap" && m.metadata.name.startsWith("chain-indexer-config"),
+    )!;
+    config.data.CONFIRMATIONS = "twelve";
+    const problems: Problem[] = [];
+    checkManifestEnv(manifests, "prod", configs, problems, []);
+    expect(problems).toEqual([
+      {
+        where: "prod: Deployment/chain-indexer",
+        path: "/spec/template/spec/containers/0/env/CONFIRMATIONS",
+        message: expect.stringMatching(/^chain-indexer would not start: "twelve" is not valid/),
+      },
+    ]);
+  });
+});

@@ -1,0 +1,118 @@
+import type { Problem } from "./problems";
+import { checkServiceEnv, type ServiceConfig } from "./service-config";
+
+type Obj = Record<string, any>;
+
+/** Compose's interpolation with nothing exported: `${X:-default}` and `${X-default}` give the default, `${X}` nothing. */
+export function interpolateDefaults(value: string): string {
+  return value
+    .replace(
+      /\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-([^}]*))?\}/g,
+      (_m, fallback: string | undefined) => fallback ?? "",
+    )
+    .replace(/\$\$/g, "$");
+}
+
+function report(
+  config: ServiceConfig,
+  env: Record<string, string>,
+  where: string,
+  path: (variable: string) => string,
+  problems: Problem[],
+  warnings: string[],
+): void {
+  const result = checkServiceEnv(config, env);
+  for (const p of result.problems)
+    problems.push({
+      where,
+      path: path(p.variable),
+      message: `${config.service} would not start: ${p.message}`,
+    });
+  for (const variable of result.unknown)
+    warnings.push(`${where}: ${config.service} does not read ${variable}`);
+}
+
+/** Starts each compose service's config loader, on paper, with the environment compose would give it. */
+export function checkComposeEnv(
+  compose: Obj,
+  configs: ServiceConfig[],
+  problems: Problem[],
+  warnings: string[],
+): void {
+  for (const config of configs) {
+    const service = compose?.services?.[config.service];
+    if (!service) {
+      problems.push({
+        where: "docker-compose.yml",
+        path: `/services/${config.service}`,
+        message: "the service is missing",
+      });
+      continue;
+    }
+    const raw = service.environment ?? {};
+    const pairs: [string, unknown][] = Array.isArray(raw)
+      ? raw.map((entry: string) => [
+          entry.split("=")[0]!,
+          entry.includes("=") ? entry.slice(entry.indexOf("=") + 1) : "",
+        ])
+      : Object.entries(raw);
+    const env = Object.fromEntries(
+      pairs.map(([k, v]) => [k, interpolateDefaults(v === null ? "" : String(v))]),
+    );
+    report(
+      config,
+      env,
+      "docker-compose.yml",
+      (v) => `/services/${config.service}/environment/${v}`,
+      problems,
+      warnings,
+    );
+  }
+}
+
+/** A stand-in for a Secret's value, shaped like what the variable expects. */
+function secretStandIn(variable: string): string {
+  if (variable === "DATABASE_URL") return "postgres://role:secret@humanpass-db-rw:5432/humanpass";
+  if (variable.endsWith("_URL")) return "https://secret.invalid";
+  return "secret";
+}
+
+/** Does the same for each service Deployment of a rendered overlay: its ConfigMaps, literal env and Secrets. */
+export function checkManifestEnv(
+  manifests: unknown[],
+  where: string,
+  configs: ServiceConfig[],
+  problems: Problem[],
+  warnings: string[],
+): void {
+  const all = manifests as Obj[];
+  const configMaps = new Map(
+    all.filter((m) => m?.kind === "ConfigMap").map((m) => [m.metadata.name, m.data ?? {}]),
+  );
+  for (const config of configs) {
+    const deployment = all.find((m) => m?.kind === "Deployment" && m.metadata?.name === config.service);
+    if (!deployment) {
+      problems.push({ where, path: "/", message: `no Deployment for ${config.service}` });
+      continue;
+    }
+    const container = deployment.spec?.template?.spec?.containers?.[0] ?? {};
+    const env: Record<string, string> = {};
+    for (const source of container.envFrom ?? []) {
+      Object.assign(env, configMaps.get(source.configMapRef?.name) ?? {});
+    }
+    for (const entry of container.env ?? []) {
+      if (entry.value !== undefined) env[entry.name] = String(entry.value);
+      else if (entry.valueFrom?.secretKeyRef) {
+        if (entry.valueFrom.secretKeyRef.optional !== true) env[entry.name] = secretStandIn(entry.name);
+      } else if (entry.valueFrom?.fieldRef) env[entry.name] = `${config.service}-0`;
+    }
+    report(
+      config,
+      env,
+      `${where}: Deployment/${config.service}`,
+      (v) => `/spec/template/spec/containers/0/env/${v}`,
+      problems,
+      warnings,
+    );
+  }
+}
