@@ -5,6 +5,7 @@
 //   BENCH_ROWS (default 1,000,000), BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32), BENCH_KEEP_DB=1
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createDb, ensureDatabase, migrateToLatest, sql } from "@humanpass/db";
@@ -27,6 +28,11 @@ const REVIEW = `0x${"b2".repeat(32)}`;
 const REGISTRY = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 const EMPTY_BYTES = `0x${"00".repeat(31)}20${"00".repeat(32)}`;
 // Addresses made only of decimal digits are their own EIP-55 checksum form, so SQL can generate them.
+function adminUrl(): string {
+  const u = new URL(databaseUrl);
+  u.pathname = "/postgres";
+  return u.toString();
+}
 const agentAddress = (n: number) => `0x${String(5_000_000_000 + n).padStart(40, "0")}`;
 
 async function load(): Promise<void> {
@@ -126,6 +132,39 @@ function lookupPath(): string {
   }
 }
 
+/** CPU time (user + system) a process has used, in ms, from /proc (Linux); NaN elsewhere. */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** CPU time of the Postgres backends serving the bench database (the servers' pooled connections). */
+async function postgresCpuMs(admin: pg.Client): Promise<number> {
+  const { rows } = await admin.query<{ pid: number }>("select pid from pg_stat_activity where datname = $1", [
+    dbUrl.pathname.slice(1),
+  ]);
+  return rows.reduce((sum, { pid }) => sum + cpuMs(pid), 0);
+}
+
+async function measured(child: ChildProcess, run: () => Promise<autocannon.Result>) {
+  const admin = new pg.Client({ connectionString: adminUrl() });
+  await admin.connect();
+  const [serverBefore, pgBefore] = [cpuMs(child.pid), await postgresCpuMs(admin)];
+  const result = await run();
+  const [serverAfter, pgAfter] = [cpuMs(child.pid), await postgresCpuMs(admin)];
+  await admin.end();
+  const perRequest = (ms: number) => Math.round((ms * 1000) / Math.max(1, result.requests.total));
+  return {
+    result,
+    serverUs: perRequest(serverAfter - serverBefore),
+    postgresUs: perRequest(pgAfter - pgBefore),
+  };
+}
+
 async function cannon(port: number, pathFor: () => string, seconds: number) {
   return autocannon({
     url: `http://127.0.0.1:${port}`,
@@ -135,9 +174,12 @@ async function cannon(port: number, pathFor: () => string, seconds: number) {
   });
 }
 
-function summary(name: string, r: autocannon.Result) {
+function summary(name: string, run: Awaited<ReturnType<typeof measured>>) {
+  const r = run.result;
   return {
     name,
+    "server CPU µs/req": run.serverUs,
+    "Postgres CPU µs/req": run.postgresUs,
     "req/s": Math.round(r.requests.average),
     "p50 ms": r.latency.p50,
     "p99 ms": r.latency.p99,
@@ -152,7 +194,7 @@ let keep = false;
 try {
   process.stdout.write(`loading ${ROWS.toLocaleString("en")} attestations into ${dbUrl.pathname.slice(1)}\n`);
   await load();
-  const check = await (async () => {
+  const lookupRun = await (async () => {
     const api = await startServer("api");
     try {
       const sample = lookupPath();
@@ -164,25 +206,25 @@ try {
         throw new Error(`lookup ${sample} returned ${body.totalItems} items, expected 1`);
       process.stdout.write(`  sample lookup ok: 1 item for ${body.data[0]!.toEthereumAddress}\n`);
       await cannon(api.port, lookupPath, 2); // warm-up: JIT, connection pool, Postgres buffers
-      const lookup = await cannon(api.port, lookupPath, SECONDS);
-      return lookup;
+      return await measured(api.child, () => cannon(api.port, lookupPath, SECONDS));
     } finally {
       await stop(api.child);
     }
   })();
   const bare = await startServer("bare");
-  let bareResult: autocannon.Result;
+  let bareRun: Awaited<ReturnType<typeof measured>>;
   try {
     await cannon(bare.port, () => "/bare", 2);
-    bareResult = await cannon(bare.port, () => "/bare", SECONDS);
+    bareRun = await measured(bare.child, () => cannon(bare.port, () => "/bare", SECONDS));
   } finally {
     await stop(bare.child);
   }
   const rows = [
-    summary("GET /api/v1/attestations?schemaId&recipientEthereumAddress", check),
-    summary("bare Fastify route", bareResult),
+    summary("GET /api/v1/attestations?schemaId&recipientEthereumAddress", lookupRun),
+    summary("bare Fastify route", bareRun),
   ];
   console.table(rows);
+  const [check, bareResult] = [lookupRun.result, bareRun.result];
   const ratio = check.requests.average / bareResult.requests.average;
   process.stdout.write(
     `ownership lookup: ${Math.round(check.requests.average)} req/s, p99 ${check.latency.p99} ms; ` +
@@ -192,13 +234,7 @@ try {
   keep = process.env.BENCH_KEEP_DB === "1";
 } finally {
   if (!keep) {
-    const admin = new pg.Client({
-      connectionString: (() => {
-        const u = new URL(databaseUrl);
-        u.pathname = "/postgres";
-        return u.toString();
-      })(),
-    });
+    const admin = new pg.Client({ connectionString: adminUrl() });
     await admin.connect();
     await admin.query(`drop database if exists "${dbUrl.pathname.slice(1)}" with (force)`);
     await admin.end();
