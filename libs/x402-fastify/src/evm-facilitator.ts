@@ -15,6 +15,8 @@ export interface EvmFacilitatorOptions {
   /** CAIP-2 networks it settles on; default the chain's own. */
   networks?: Network[];
   confirmationTimeoutMs?: number;
+  /** Per RPC call; default 30 s (viem's 10 s is short for a busy node). */
+  rpcTimeoutMs?: number;
 }
 
 /**
