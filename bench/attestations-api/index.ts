@@ -2,7 +2,7 @@
 // over a read model of 1,000,000 attestations, and, in the same run, a bare Fastify route for reference.
 // Data goes straight into the read model (server-side multi-row INSERT … SELECT generate_series), the servers run
 // in child processes, autocannon drives them from this process. Prints req/s and latency percentiles of both.
-//   BENCH_ROWS (default 1,000,000), BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32), BENCH_KEEP_DB=1
+//   BENCH_ROWS (default 1,000,000), BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 100), BENCH_KEEP_DB=1
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -16,7 +16,7 @@ import { migrations } from "../../services/attestations-api/src/db/migrations";
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 const dbUrl = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
