@@ -30,7 +30,7 @@ export function createEvmFacilitatorClient(
   const client = createWalletClient({
     account,
     chain: options.chain,
-    transport: http(options.rpcUrl),
+    transport: http(options.rpcUrl, { timeout: options.rpcTimeoutMs ?? 30_000 }),
   }).extend(publicActions);
   const signer = toFacilitatorEvmSigner(
     {
