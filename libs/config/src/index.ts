@@ -106,6 +106,12 @@ export const CommonEnv = {
   }),
   CORS_ORIGINS: Env.list(""),
   RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 100, description: "an integer >= 1" }),
+  JETSTREAM_REPLICAS: Type.Integer({
+    minimum: 1,
+    maximum: 5,
+    default: 1,
+    description: "replicas of each stream this service creates: 1, or 3 on a NATS cluster",
+  }),
   RATE_LIMIT_WINDOW_MS: Type.Integer({
     minimum: 1,
     default: 60_000,
