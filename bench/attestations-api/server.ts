@@ -2,11 +2,12 @@
 //   api  — the attestations API (buildApp: rate limiting on, CORS, OpenAPI) over the bench database
 //   bare — a bare Fastify route returning a small JSON object, the reference for what the machine can do
 // Prints `port <n>` on stdout once listening.
-import { createDb, createPool } from "@humanpass/db";
+import { createDb } from "@humanpass/db";
 import Fastify from "fastify";
 import pino from "pino";
 import { buildApp } from "../../services/attestations-api/src/app";
 import { SCHEMA } from "../../services/attestations-api/src/config";
+import { createReadPool } from "../../services/attestations-api/src/db/read-pool";
 
 const mode = process.argv[2];
 const logger = pino({ level: "warn" });
@@ -19,7 +20,7 @@ async function start() {
   }
   const max = Number(process.env.BENCH_POOL ?? 10);
   const db = createDb<any>({ connectionString: process.env.DATABASE_URL!, schema: SCHEMA, max: 1 });
-  const pool = createPool({ connectionString: process.env.DATABASE_URL!, schema: SCHEMA, max });
+  const pool = createReadPool({ connectionString: process.env.DATABASE_URL!, max });
   // Limiting stays on (its cost is part of every request); the limit is out of reach for one client.
   return buildApp({
     db,

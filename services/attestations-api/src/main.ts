@@ -1,9 +1,9 @@
 import { splitList } from "@humanpass/config";
-import { createPool } from "@humanpass/db";
 import { runService } from "@humanpass/service";
 import { buildApp } from "./app";
 import { AttestationsApiEnv, SCHEMA, SERVICE_NAME } from "./config";
 import { migrations } from "./db/migrations";
+import { createReadPool } from "./db/read-pool";
 import { startReadModelConsumers } from "./events/consumers";
 
 await runService({
@@ -15,9 +15,8 @@ await runService({
   publishes: false,
   async start({ config, logger, db, nats, topology, readiness }) {
     // Reads run as prepared statements, which kysely's driver cannot do: a second pool, for the routes only.
-    const pool = createPool({
+    const pool = createReadPool({
       connectionString: config.DATABASE_URL,
-      schema: SCHEMA,
       max: config.DB_POOL_MAX,
       applicationName: `${SERVICE_NAME}-read`,
     });

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createDb, createPool, type Kysely, migrateToLatest } from "@humanpass/db";
+import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
 import type {
   AttestationRecordedData,
   AttestationRevokedData,
@@ -35,6 +35,7 @@ import { type AppDeps, buildApp } from "../src/app";
 import { SCHEMA } from "../src/config";
 import { migrations } from "../src/db/migrations";
 import type { ReadPool } from "../src/db/prepared";
+import { createReadPool } from "../src/db/read-pool";
 import type { Database } from "../src/db/types";
 import { startReadModelConsumers } from "../src/events/consumers";
 
@@ -66,7 +67,7 @@ export async function startHarness(label: string, appOptions: Partial<AppDeps> =
   const topology = testTopology();
   await ensureStreams(await jetstreamManager(nats), topology, ["CHAIN", "VERIFIER"]);
   const consumers = await startReadModelConsumers({ db, nats, topology, logger });
-  const pool = createPool({ connectionString: database.url, schema: SCHEMA, max: 4 });
+  const pool = createReadPool({ connectionString: database.url, max: 4 });
   const app = await buildApp({
     db,
     pool,
