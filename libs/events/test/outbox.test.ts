@@ -130,4 +130,23 @@ describe("outbox relay and inbox consumer", () => {
     const outboxIds = (await db.selectFrom("outbox").select("id").execute()).map((r) => r.id);
     expect(new Set(ids)).toEqual(new Set(outboxIds));
   });
+
+  it("wakes on the commit's NOTIFY rather than waiting for its next poll", async () => {
+    const relay = startOutboxRelay({
+      db,
+      nats: nc,
+      schema: SCHEMA,
+      logger,
+      connectionString: database.url,
+      pollIntervalMs: 600_000,
+    });
+    try {
+      await new Promise((r) => setTimeout(r, 500));
+      const before = relay.stats.published;
+      await enqueueMany(3, 50_000);
+      await eventually(() => relay.stats.published === before + 3, 10_000);
+    } finally {
+      await relay.stop();
+    }
+  });
 });
