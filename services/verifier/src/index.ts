@@ -1,0 +1,41 @@
+// What other packages may use: the app factory (tests, tools) and the verification core (fast Groth16 on
+// mcl-wasm plugged into @iden3/js-iden3-auth, JSON-LD loader, worker pool).
+export { buildVerifierApp, type VerifierAppOptions } from "./app";
+export { buildAuthorizationRequest, universalLink } from "./authorization-request";
+export { VerifierEnv, verificationSettings, verifierSettings } from "./config";
+export { migrations } from "./db/migrations";
+export { SCHEMA } from "./db/schema";
+export {
+  createDocumentLoader,
+  createHttpDocumentFetcher,
+  type DocumentLoader,
+  type RemoteDocumentFetcher,
+} from "./verification/document-loader";
+export {
+  MclGroth16Prover,
+  MemoizedCircuitStorage,
+  useLibraryForJwzAuth,
+  useMclForJwzAuth,
+} from "./verification/groth16-iden3";
+export { initGroth16, prepareVerificationKey, verifyGroth16 } from "./verification/groth16-mcl";
+export { memoizePoseidon } from "./verification/poseidon-memo";
+export {
+  ACCEPTED_STATE_TRANSITION_DELAY_MS,
+  ATOMIC_QUERY_V3_CIRCUIT_IDS,
+  type AuthorizationRequest,
+  type AuthorizationResponse,
+  createTokenVerifier,
+  type ResolvedState,
+  type StateResolver,
+  type StateResolvers,
+  selectNullifierProof,
+  type TokenVerifier,
+  type TokenVerifierOptions,
+  type VerificationOutcome,
+  type VerifiedNullifier,
+} from "./verification/token-verifier";
+export {
+  createVerificationPool,
+  type VerificationPool,
+  type VerificationPoolOptions,
+} from "./verification/verification-pool";
