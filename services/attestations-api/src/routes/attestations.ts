@@ -50,7 +50,7 @@ export async function attestationRoutes(app: HttpApp, reader: RouteDeps): Promis
           "`uniqueItems` is the number of distinct attesters. List items carry no `expirationTime`.",
         tags: ["attestations"],
         querystring: AttestationFiltersQuery,
-        response: { 200: AttestationEnvelope, 400: ErrorBody },
+        response: { 200: AttestationEnvelope, 400: ErrorBody, 429: ErrorBody },
       },
     },
     async (request) => {
@@ -69,7 +69,7 @@ export async function attestationRoutes(app: HttpApp, reader: RouteDeps): Promis
           "The single form: revoked attestations are returned too, with `revoked` true and `revocationTime`.",
         tags: ["attestations"],
         params: Type.Object({ id: Hex32 }),
-        response: { 200: AttestationSingle, 400: ErrorBody, 404: ErrorBody },
+        response: { 200: AttestationSingle, 400: ErrorBody, 429: ErrorBody, 404: ErrorBody },
       },
     },
     async (request) => {

@@ -66,7 +66,11 @@ export async function identityRoutes(app: HttpApp, reader: RouteDeps): Promise<v
         tags: ["identities"],
         params: Type.Object({ identity: Type.String() }),
         querystring: PagingOnlyQuery,
-        response: { 200: Envelope(AttestationListItem, { identity: Type.String() }), 400: ErrorBody },
+        response: {
+          200: Envelope(AttestationListItem, { identity: Type.String() }),
+          400: ErrorBody,
+          429: ErrorBody,
+        },
       },
     },
     async (request) => {

@@ -16,7 +16,7 @@ export async function nullifierRoutes(app: HttpApp, reader: RouteDeps): Promise<
           "404 `Nullifier not found` when no uniqueness verification is known for it. The first nullifier seen for a user is kept.",
         tags: ["nullifier"],
         querystring: Type.Object({ userId: Type.Optional(Type.String({ description: "decimal integer" })) }),
-        response: { 200: Nullifier, 400: ErrorBody, 404: ErrorBody },
+        response: { 200: Nullifier, 400: ErrorBody, 429: ErrorBody, 404: ErrorBody },
       },
     },
     async (request) => {

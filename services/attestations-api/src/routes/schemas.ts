@@ -23,7 +23,7 @@ export async function schemaRoutes(app: HttpApp, reader: RouteDeps): Promise<voi
           "Schemas in registration (chain) order; `index` is that order as a string, 1 for the first. `uniqueItems` equals `totalItems`.",
         tags: ["schemas"],
         querystring: PagingOnlyQuery,
-        response: { 200: Envelope(SchemaListItem), 400: ErrorBody },
+        response: { 200: Envelope(SchemaListItem), 400: ErrorBody, 429: ErrorBody },
       },
     },
     async (request) => {
@@ -43,7 +43,7 @@ export async function schemaRoutes(app: HttpApp, reader: RouteDeps): Promise<voi
         tags: ["schemas"],
         params: Type.Object({ id: Hex32 }),
         querystring: PagingOnlyQuery,
-        response: { 200: SchemaSingle, 400: ErrorBody, 404: ErrorBody },
+        response: { 200: SchemaSingle, 400: ErrorBody, 429: ErrorBody, 404: ErrorBody },
       },
     },
     async (request) => {

@@ -29,7 +29,7 @@ export async function searchRoutes(app: HttpApp, reader: RouteDeps): Promise<voi
           "`iden3Id` carrying `attesterDid`/`recipientDid` (or the address / iden3 ID fields) for the side of a listed attestation on which the identity appears.",
         tags: ["search"],
         params: Type.Object({ query: Type.String() }),
-        response: { 200: SearchResults, 400: ErrorBody },
+        response: { 200: SearchResults, 400: ErrorBody, 429: ErrorBody },
       },
     },
     async (request) => {
