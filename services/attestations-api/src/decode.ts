@@ -69,12 +69,15 @@ function splitTopLevel(text: string): string[] {
   return parts.filter((p) => p.trim().length > 0);
 }
 
-/** Every decoded value as a string: integers in decimal, bytes and addresses as hex, arrays and tuples as JSON. */
+/** Every decoded value as a string: integers in decimal, bytes and addresses as hex, arrays and tuples as JSON of strings. */
 function stringify(value: unknown): string {
   if (typeof value === "string") return value;
   if (typeof value === "bigint" || typeof value === "number" || typeof value === "boolean")
     return String(value);
-  return JSON.stringify(value, (_key, v) => (typeof v === "bigint" ? v.toString() : v));
+  // Nested values follow the same rule, so an array of integers reads the same whatever the integer width.
+  return JSON.stringify(value, (_key, v) =>
+    typeof v === "bigint" || typeof v === "number" || typeof v === "boolean" ? String(v) : v,
+  );
 }
 
 /**

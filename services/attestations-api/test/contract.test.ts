@@ -700,8 +700,17 @@ describe("health, CORS, OpenAPI", () => {
       (p: { name: string }) => p.name === "page_size",
     );
     expect(pageSize.schema).toMatchObject({ default: 10, maximum: 100, minimum: 1 });
-    expect(Object.keys(body.paths["/api/v1/attestations"].get.responses).sort()).toEqual(["200", "400", "429"]);
-    expect(Object.keys(body.paths["/api/v1/attestations/{id}"].get.responses).sort()).toEqual(["200", "400", "404", "429"]);
+    expect(Object.keys(body.paths["/api/v1/attestations"].get.responses).sort()).toEqual([
+      "200",
+      "400",
+      "429",
+    ]);
+    expect(Object.keys(body.paths["/api/v1/attestations/{id}"].get.responses).sort()).toEqual([
+      "200",
+      "400",
+      "404",
+      "429",
+    ]);
   });
 });
 
