@@ -41,10 +41,13 @@ const consumer = await startConsumer({
   durable: "bench",
   logger,
   batchSize: 500,
-  handler: async (event, trx) => {
-    await trx.insertInto("applied").values({ event_id: event.id }).execute();
+  batchHandler: async (events, trx) => {
+    await trx
+      .insertInto("applied")
+      .values(events.map((e) => ({ event_id: e.id })))
+      .execute();
     lastApplied = Date.now();
-    latencies.push(lastApplied - Date.parse(event.time));
+    for (const e of events) latencies.push(lastApplied - Date.parse(e.time));
   },
 });
 const relay = startOutboxRelay({ db, nats, schema: "bench", logger, connectionString: url, batchSize: 500 });

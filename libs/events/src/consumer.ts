@@ -19,7 +19,13 @@ export type EventHandler = (
   delivery: DeliveryInfo,
 ) => Promise<void>;
 
-export interface ConsumerOptions {
+/** Applies every new event of one delivered batch at once (e.g. one multi-row insert); all or nothing. */
+export type BatchEventHandler = (events: CloudEvent<any>[], trx: Transaction<any>) => Promise<void>;
+
+export type ConsumerOptions = ConsumerBaseOptions &
+  ({ handler: EventHandler } | { batchHandler: BatchEventHandler });
+
+interface ConsumerBaseOptions {
   db: Kysely<any>;
   nats: NatsConnection;
   topology: Topology;
@@ -27,7 +33,6 @@ export interface ConsumerOptions {
   durable: string;
   /** One event type, or the whole stream. */
   type?: string;
-  handler: EventHandler;
   logger: Logger;
   /** Deliveries before a message is terminated as poison. */
   maxAttempts?: number;
@@ -57,7 +62,7 @@ const defaultBackoff = (attempt: number) => Math.min(250 * 2 ** (attempt - 1), 3
  * in batches (one transaction) and one by one when a batch fails, so a poison message cannot hold the others back.
  */
 export async function startConsumer(options: ConsumerOptions): Promise<RunningConsumer> {
-  const { db, logger, handler, durable } = options;
+  const { db, logger, durable } = options;
   const maxAttempts = options.maxAttempts ?? 5;
   const backoff = options.backoffMs ?? defaultBackoff;
   const batchSize = options.batchSize ?? 200;
@@ -117,9 +122,27 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
             .execute()
         ).map((r) => r.event_id as string),
       );
-      for (const { msg, event } of batch) {
-        if (!fresh.has(event.id)) continue;
-        fresh.delete(event.id); // the same id twice in one batch is applied once
+      const todo = batch.filter(({ event }) => fresh.delete(event.id)); // an id twice in one batch counts once
+      if ("batchHandler" in options) {
+        if (todo.length > 0) {
+          await inSpan(
+            `process ${todo[0].msg.subject} (${todo.length})`,
+            {
+              parent: contextFrom(headersOf(todo[0].msg)),
+              kind: SpanKind.CONSUMER,
+              attributes: { "messaging.system": "nats", "messaging.batch.message_count": todo.length },
+            },
+            () =>
+              options.batchHandler(
+                todo.map((p) => p.event),
+                trx,
+              ),
+          );
+        }
+        applied = todo.length;
+        return;
+      }
+      for (const { msg, event } of todo) {
         await inSpan(
           `process ${msg.subject}`,
           {
@@ -131,7 +154,7 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
               "messaging.message.id": event.id,
             },
           },
-          () => handler(event, trx, { subject: msg.subject, attempt: msg.info.deliveryCount }),
+          () => options.handler(event, trx, { subject: msg.subject, attempt: msg.info.deliveryCount }),
         );
         applied++;
       }

@@ -147,4 +147,46 @@ describe("inbox consumer", () => {
       await consumer.stop();
     }
   });
+
+  it("hands a batch handler each new event once, in stream order, and skips redelivered ids", async () => {
+    await db.deleteFrom("applied").execute();
+    const seen: number[] = [];
+    const consumer = await startConsumer({
+      db,
+      nats: nc,
+      topology,
+      stream: "AGENT_AUTH",
+      durable: "batch",
+      logger,
+      type: "human_not_registered",
+      batchHandler: async (events, trx) => {
+        seen.push(...events.map((e) => e.data.n as number));
+        await trx
+          .insertInto("applied")
+          .values(events.map((e) => ({ event_id: e.id, n: e.data.n })))
+          .execute();
+      },
+    });
+    try {
+      const before = consumer.stats.applied;
+      await publishThroughOutbox(Array.from({ length: 50 }, (_, i) => testEvent(9_000 + i)));
+      // The same CloudEvents published again under new message ids reach the consumer a second time.
+      const again = await db.selectFrom("outbox").select("event").orderBy("seq", "desc").limit(10).execute();
+      const { jetstream } = await import("@nats-io/jetstream");
+      for (const { event } of again) {
+        await jetstream(nc).publish(
+          `${topology.prefix}.agent_auth.human_not_registered`,
+          JSON.stringify(event),
+        );
+      }
+      await eventually(() => consumer.stats.duplicates >= 10);
+      const mine = seen.filter((n) => n >= 9_000);
+      expect(mine).toEqual(Array.from({ length: 50 }, (_, i) => 9_000 + i));
+      expect(consumer.stats.applied - before).toBeGreaterThanOrEqual(50);
+      const rows = await db.selectFrom("applied").select("n").where("n", ">=", 9_000).execute();
+      expect(rows).toHaveLength(50);
+    } finally {
+      await consumer.stop();
+    }
+  });
 });
