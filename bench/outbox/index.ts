@@ -15,8 +15,8 @@ import {
 import pino from "pino";
 
 const TOTAL = Number(process.env.BENCH_EVENTS ?? 10_000);
-const PER_TX = 20;
-const PRODUCERS = 4;
+const PER_TX = Number(process.env.BENCH_PER_TX ?? 20);
+const PRODUCERS = Number(process.env.BENCH_PRODUCERS ?? 4);
 const logger = pino({ level: "warn" });
 const base = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
 base.pathname = `/bench_outbox_${randomBytes(4).toString("hex")}`;
