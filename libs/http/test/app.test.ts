@@ -49,6 +49,7 @@ beforeAll(async () => {
     throw new HttpError(409, "already_done", "this was done before");
   });
   app.get("/open", async () => "open");
+  app.get<{ Params: { id: string } }>("/things/:id", async (req) => ({ length: req.params.id.length }));
   app.get("/limited", async () => "ok");
   await app.ready();
 });
@@ -114,6 +115,13 @@ describe("HTTP base", () => {
     const res = await app.inject("/teapot");
     expect(res.statusCode).toBe(409);
     expect(res.json()).toEqual({ error: "already_done", message: "this was done before" });
+  });
+
+  it("takes path segments as long as a DID with room to spare", async () => {
+    const did = `did:iden3:billions:main:${"2VmAkXrihYaL".repeat(20)}`;
+    const res = await app.inject(`/things/${did}`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ length: did.length });
   });
 
   it("answers an unknown path with a JSON 404", async () => {
