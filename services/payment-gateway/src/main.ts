@@ -47,6 +47,7 @@ await runService({
       logger,
       instanceId: config.INSTANCE_ID,
     });
+    const events = outboxPaymentEvents(db, topology, logger);
     const app = await buildApp({
       logger,
       routesFile,
@@ -55,7 +56,7 @@ await runService({
       verifier,
       storage: inMemory ? new InMemoryHumanUsageStorage() : new PostgresHumanUsageStorage(db),
       nonceStore: inMemory ? new InMemoryNonceStore() : new PostgresNonceStore(db),
-      events: outboxPaymentEvents(db, topology, logger),
+      events,
       maxProofAgeSeconds: config.MAX_PROOF_AGE_SECONDS,
       paywallHtml: config.PAYWALL_HTML_FILE ? readFileSync(config.PAYWALL_HTML_FILE, "utf8") : undefined,
       readiness,
@@ -65,6 +66,12 @@ await runService({
         ? { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS }
         : false,
     });
-    return { app, port: config.PORT, host: config.HOST, consumers };
+    return {
+      app,
+      port: config.PORT,
+      host: config.HOST,
+      consumers,
+      stop: [["payment events", () => events.drain()]],
+    };
   },
 });

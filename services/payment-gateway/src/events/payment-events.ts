@@ -31,30 +31,49 @@ export interface PaymentEventData {
 export type PaymentEventType = keyof PaymentEventData;
 
 export interface PaymentEvents {
+  /** Resolves once the event is on its way; `drain` waits until every event emitted so far is written. */
   emit<T extends PaymentEventType>(type: T, data: PaymentEventData[T]): Promise<void>;
+  drain?(): Promise<void>;
 }
 
 /**
- * Writes each event to the outbox, after checking it against the catalog schema its consumers use. A write
- * that fails is logged and does not fail the payment it describes.
+ * Writes each event to the outbox, after checking it against the catalog schema its consumers use. None of them
+ * shares a transaction with a state change of ours (a settlement is on chain, a verification changes nothing),
+ * so the write does not hold up the payment's response; `drain` (at shutdown) waits for the writes in flight.
+ * A write that fails is logged and does not fail the payment it describes.
  */
-export function outboxPaymentEvents(db: Kysely<any>, topology: Topology, logger: Logger): PaymentEvents {
+export function outboxPaymentEvents(
+  db: Kysely<any>,
+  topology: Topology,
+  logger: Logger,
+): Required<PaymentEvents> {
+  const inFlight = new Set<Promise<void>>();
+
+  async function write(type: PaymentEventType, data: unknown): Promise<void> {
+    const schema = eventSchema("PAYMENTS", type);
+    if (!schema || !Value.Check(schema, data)) {
+      const problem = schema ? [...Value.Errors(schema, data)][0] : undefined;
+      logger.error(
+        { type, data, problem: problem && `${problem.path}: ${problem.message}` },
+        "payment event does not match its schema; not written",
+      );
+      return;
+    }
+    try {
+      // enqueue captures the caller's trace context before its first await, so the event keeps it.
+      await enqueue(db, topology, SCHEMA, { stream: "PAYMENTS", source: SERVICE_NAME, type, data });
+    } catch (error) {
+      logger.error({ err: error, type }, "payment event could not be written to the outbox");
+    }
+  }
+
   return {
     async emit(type, data) {
-      const schema = eventSchema("PAYMENTS", type);
-      if (!schema || !Value.Check(schema, data)) {
-        const problem = schema ? [...Value.Errors(schema, data)][0] : undefined;
-        logger.error(
-          { type, data, problem: problem && `${problem.path}: ${problem.message}` },
-          "payment event does not match its schema; not written",
-        );
-        return;
-      }
-      try {
-        await enqueue(db, topology, SCHEMA, { stream: "PAYMENTS", source: SERVICE_NAME, type, data });
-      } catch (error) {
-        logger.error({ err: error, type }, "payment event could not be written to the outbox");
-      }
+      const writing = write(type, data).finally(() => inFlight.delete(writing));
+      inFlight.add(writing);
+    },
+    async drain() {
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
     },
   };
 }

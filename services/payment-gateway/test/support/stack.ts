@@ -153,6 +153,7 @@ export async function startStack(label: string): Promise<Stack> {
       return file;
     },
     async startGateway(options) {
+      const events = outboxPaymentEvents(db, topology, logger);
       const app = await buildApp({
         logger,
         routesFile: options.unchecked ? uncheckedRoutesFile(options.routes) : routesFile(options.routes),
@@ -161,11 +162,18 @@ export async function startStack(label: string): Promise<Stack> {
         verifier: options.verifier ?? verifier(),
         storage: options.storage === null ? undefined : (options.storage ?? storage),
         nonceStore: new PostgresNonceStore(db),
-        events: outboxPaymentEvents(db, topology, logger),
+        events,
         rateLimit: false,
       });
       const url = await app.listen({ port: 0, host: "127.0.0.1" });
-      const gateway = { url, app, close: () => app.close() };
+      const gateway = {
+        url,
+        app,
+        close: async () => {
+          await app.close();
+          await events.drain();
+        },
+      };
       gateways.push(gateway);
       return gateway;
     },
