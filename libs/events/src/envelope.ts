@@ -41,7 +41,7 @@ export function createCloudEvent<D>(input: {
 }
 
 // The catalog's timestamps are RFC 3339 date-times; TypeBox checks no format it was not taught.
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 if (!FormatRegistry.Has("date-time")) {
   FormatRegistry.Set("date-time", (value) => DATE_TIME.test(value) && !Number.isNaN(Date.parse(value)));
 }

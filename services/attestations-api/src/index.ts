@@ -15,5 +15,4 @@ export {
   applyVerifierEvent,
 } from "./events/apply";
 export { DEFAULT_DURABLES, type ReadModelDurables, startReadModelConsumers } from "./events/consumers";
-export { registerEventFormats } from "./events/formats";
 export { type RebuildOptions, type RebuildResult, rebuildReadModel } from "./reindex/rebuild";

@@ -2,7 +2,6 @@ import type { Kysely } from "@humanpass/db";
 import { type NatsConnection, type RunningConsumer, startConsumer, type Topology } from "@humanpass/events";
 import type { Logger } from "@humanpass/telemetry";
 import { applyChainEvent, applyVerifierEvent } from "./apply";
-import { registerEventFormats } from "./formats";
 
 export interface ReadModelDurables {
   chain: string;
@@ -25,7 +24,6 @@ export async function startReadModelConsumers(options: {
   logger: Logger;
   durables?: ReadModelDurables;
 }): Promise<RunningConsumer[]> {
-  registerEventFormats();
   const durables = options.durables ?? DEFAULT_DURABLES;
   const common = { db: options.db, nats: options.nats, topology: options.topology, logger: options.logger };
   const chain = await startConsumer({
