@@ -10,15 +10,8 @@ import {
   type Topology,
 } from "@humanpass/events";
 import type { Logger } from "@humanpass/telemetry";
-import { FormatRegistry } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { SCHEMA, SERVICE_NAME } from "../config";
-
-// The catalog's timestamps use format "date-time", which TypeBox checks only once a checker is registered.
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-if (!FormatRegistry.Has("date-time")) {
-  FormatRegistry.Set("date-time", (value) => DATE_TIME.test(value) && !Number.isNaN(Date.parse(value)));
-}
 
 /** The gateway's events (stream PAYMENTS) and their payloads, as in the catalog. */
 export interface PaymentEventData {
