@@ -63,7 +63,6 @@ await Promise.all(
         enqueue(
           trx,
           topology,
-          "bench",
           Array.from({ length: n }, (_, i) => ({
             stream: "AGENT_AUTH" as const,
             source: "bench",

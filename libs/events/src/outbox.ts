@@ -82,7 +82,6 @@ export function notifyChannel(schema: string): string {
 export async function enqueue(
   trx: Transaction<any> | Kysely<any>,
   topology: Topology,
-  schema: string,
   events: OutboxEvent | OutboxEvent[],
 ): Promise<CloudEvent[]> {
   const list = Array.isArray(events) ? events : [events];

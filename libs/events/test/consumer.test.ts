@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 async function publishThroughOutbox(events: ReturnType<typeof testEvent>[]) {
-  await db.transaction().execute((trx) => enqueue(trx, topology, SCHEMA, events));
+  await db.transaction().execute((trx) => enqueue(trx, topology, events));
   const relay = startOutboxRelay({ db, nats: nc, schema: SCHEMA, logger, pollIntervalMs: 20 });
   await eventually(async () => {
     const left = await db

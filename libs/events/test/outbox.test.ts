@@ -35,7 +35,6 @@ async function enqueueMany(count: number, offset = 0) {
       enqueue(
         trx,
         topology,
-        SCHEMA,
         Array.from({ length: Math.min(250, count - i) }, (_, j) => testEvent(offset + i + j)),
       ),
     );

@@ -18,7 +18,7 @@ import {
   recentBlocks,
   recordRange,
 } from "./db/progress";
-import { type ChainIndexerDb, SCHEMA } from "./db/schema";
+import type { ChainIndexerDb } from "./db/schema";
 import { attestationIdsToRead, buildRangeEvents, SOURCE } from "./events/build";
 import type { IndexerMetrics } from "./metrics";
 import { ProgressReporter } from "./progress";
@@ -160,7 +160,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       await moveCursor(trx, chainId, cursor, { blockNumber: found.number, blockHash: found.hash });
       const records = await forgetAbove(trx, chainId, found.number);
       const ids = (kind: string) => records.filter((r) => r.kind === kind).map((r) => r.recordId);
-      await enqueue(trx, topology, SCHEMA, {
+      await enqueue(trx, topology, {
         stream: "CHAIN",
         source: SOURCE,
         type: "blocks_reverted",
@@ -229,7 +229,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       // First: the conditional update locks the cursor row, so a second indexer on this database waits here and
       // then fails cleanly instead of writing the same range.
       await moveCursor(trx, chainId, cursor, { blockNumber: to, blockHash: toHash });
-      await enqueue(trx, topology, SCHEMA, built.events);
+      await enqueue(trx, topology, built.events);
       await recordRange(trx, chainId, stored, built.emitted);
       await pruneBelow(trx, chainId, to - settings.reorgWindowBlocks);
     });

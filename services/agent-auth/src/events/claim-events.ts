@@ -7,7 +7,6 @@ import {
   type OutboxEvent,
   type Topology,
 } from "@humanpass/events";
-import { SCHEMA } from "../db/schema";
 
 export const SOURCE = "agent-auth";
 
@@ -34,10 +33,10 @@ export function claimEvents(topology: Topology): ClaimEvents {
     async verified(db, verified, accepted) {
       const events = [event("human_verified", verified.agentDid ?? verified.humanDid, verified)];
       if (accepted) events.push(event("claim_accepted", accepted.agentDid, accepted));
-      await enqueue(db, topology, SCHEMA, events);
+      await enqueue(db, topology, events);
     },
     async humanNotRegistered(db, data) {
-      await enqueue(db, topology, SCHEMA, event("human_not_registered", data.did, data));
+      await enqueue(db, topology, event("human_not_registered", data.did, data));
     },
   };
 }

@@ -11,7 +11,7 @@ import {
 } from "@humanpass/events";
 import type { Logger } from "@humanpass/telemetry";
 import { Value } from "@sinclair/typebox/value";
-import { SCHEMA, SERVICE_NAME } from "../config";
+import { SERVICE_NAME } from "../config";
 
 /** The gateway's events (stream PAYMENTS) and their payloads, as in the catalog. */
 export interface PaymentEventData {
@@ -24,16 +24,17 @@ export interface PaymentEventData {
 export type PaymentEventType = keyof PaymentEventData;
 
 export interface PaymentEvents {
-  /** Resolves once the event is on its way; `drain` waits until every event emitted so far is written. */
+  /** Resolves once the event is in the outbox; `drain` waits until every event emitted so far is written. */
   emit<T extends PaymentEventType>(type: T, data: PaymentEventData[T]): Promise<void>;
   drain?(): Promise<void>;
 }
 
 /**
  * Writes each event to the outbox, after checking it against the catalog schema its consumers use. None of them
- * shares a transaction with a state change of ours (a settlement is on chain, a verification changes nothing),
- * so the write does not hold up the payment's response; `drain` (at shutdown) waits for the writes in flight.
- * A write that fails is logged and does not fail the payment it describes.
+ * shares a transaction with a state change of ours (a settlement is on chain, a verification changes nothing).
+ * `emit` resolves once the row is committed, so a caller that awaits it (settlement, before the response) loses
+ * nothing to a crash; events raised through the SDK's synchronous `onEvent` are written in the background and
+ * `drain` (at shutdown) waits for them. A write that fails is logged and does not fail the payment it describes.
  */
 export function outboxPaymentEvents(
   db: Kysely<any>,
@@ -54,7 +55,7 @@ export function outboxPaymentEvents(
     }
     try {
       // enqueue captures the caller's trace context before its first await, so the event keeps it.
-      await enqueue(db, topology, SCHEMA, { stream: "PAYMENTS", source: SERVICE_NAME, type, data });
+      await enqueue(db, topology, { stream: "PAYMENTS", source: SERVICE_NAME, type, data });
     } catch (error) {
       logger.error({ err: error, type }, "payment event could not be written to the outbox");
     }
@@ -64,6 +65,7 @@ export function outboxPaymentEvents(
     async emit(type, data) {
       const writing = write(type, data).finally(() => inFlight.delete(writing));
       inFlight.add(writing);
+      await writing;
     },
     async drain() {
       while (inFlight.size > 0) await Promise.all([...inFlight]);

@@ -2,7 +2,7 @@ import type { Kysely } from "@humanpass/db";
 import type { Topology } from "@humanpass/events";
 import { enqueueUniquenessVerified } from "../events/uniqueness-verified";
 import type { VerifiedNullifier } from "../verification/token-verifier";
-import { SCHEMA, type VerifierDatabase } from "./schema";
+import type { VerifierDatabase } from "./schema";
 
 export type RecordOutcome = "recorded" | "already_verified" | "session_closed";
 
@@ -43,7 +43,7 @@ export async function recordVerification(
         .returning("session_id")
         .executeTakeFirst();
       if (!updated) throw new SessionClosed();
-      await enqueueUniquenessVerified(trx, topology, SCHEMA, {
+      await enqueueUniquenessVerified(trx, topology, {
         sessionId: Number(sessionId),
         nullifier: proof.nullifier,
         nullifierSessionId: proof.nullifierSessionId,

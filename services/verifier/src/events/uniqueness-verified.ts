@@ -6,10 +6,9 @@ export const EVENT_SOURCE = "verifier";
 export async function enqueueUniquenessVerified(
   trx: Transaction<any> | Kysely<any>,
   topology: Topology,
-  schema: string,
   data: UniquenessVerifiedData,
 ): Promise<void> {
-  await enqueue(trx, topology, schema, {
+  await enqueue(trx, topology, {
     stream: "VERIFIER",
     source: EVENT_SOURCE,
     type: "uniqueness_verified",
