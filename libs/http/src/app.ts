@@ -47,7 +47,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     bodyLimit: options.bodyLimit ?? 1_048_576,
     trustProxy: options.trustProxy ?? false,
     // Path segments carry DIDs and search text; Fastify's default of 100 characters answers longer ones with 414.
-    maxParamLength: 1_000,
+    routerOptions: { maxParamLength: 1_000 },
     ajv: {
       customOptions: { coerceTypes: "array", removeAdditional: false, useDefaults: true, allErrors: false },
     },
