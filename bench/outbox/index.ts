@@ -50,7 +50,14 @@ const consumer = await startConsumer({
     for (const e of events) latencies.push(lastApplied - Date.parse(e.time));
   },
 });
-const relay = startOutboxRelay({ db, nats, schema: "bench", logger, connectionString: url, batchSize: 500 });
+const relay = startOutboxRelay({
+  db,
+  nats,
+  schema: "bench",
+  logger,
+  connectionString: url,
+  batchSize: Number(process.env.BENCH_RELAY_BATCH ?? 500),
+});
 
 const started = Date.now();
 let next = 0;
