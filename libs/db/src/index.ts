@@ -11,26 +11,31 @@ export interface DbOptions {
   schema: string;
   max?: number;
   applicationName?: string;
+  /** Session settings for every connection (e.g. `{ jit: "off" }`), sent with the startup message. */
+  settings?: Record<string, string>;
 }
 
 export function createPool(options: DbOptions): pg.Pool {
-  return new pg.Pool({
+  const settings = Object.entries(options.settings ?? {})
+    .map(([key, value]) => ` -c ${key}=${value}`)
+    .join("");
+  const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.max ?? 10,
     application_name: options.applicationName ?? options.schema,
-    options: `-c search_path=${quoteIdent(options.schema)},public`,
+    options: `-c search_path=${quoteIdent(options.schema)},public${settings}`,
     connectionTimeoutMillis: 5_000,
-    // An idle connection dropped by the server (failover, restart) must not crash the process.
     idleTimeoutMillis: 30_000,
   });
-}
-
-export function createDb<DB>(options: DbOptions): Kysely<DB> {
-  const pool = createPool(options);
   // A connection lost while checked out or idle must not crash the process: the query in flight rejects, and
   // the next one gets a fresh connection or the error.
   pool.on("error", () => {});
   pool.on("connect", (client) => client.on("error", () => {}));
+  return pool;
+}
+
+export function createDb<DB>(options: DbOptions): Kysely<DB> {
+  const pool = createPool(options);
   return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 }
 

@@ -62,3 +62,22 @@ it("keeps each service's tables and migration history in its own schema", async 
     await db.destroy();
   }
 });
+
+it("applies session settings to every connection of the pool", async () => {
+  const db = createDb<any>({
+    connectionString: database.url,
+    schema: "svc_a",
+    max: 3,
+    settings: { jit: "off" },
+  });
+  try {
+    const answers = await Promise.all(
+      [1, 2, 3].map(async () => (await sql<{ jit: string }>`show jit`.execute(db)).rows[0].jit),
+    );
+    expect(answers).toEqual(["off", "off", "off"]);
+    const { rows } = await sql<{ search_path: string }>`show search_path`.execute(db);
+    expect(rows[0].search_path).toBe('"svc_a",public');
+  } finally {
+    await db.destroy();
+  }
+});

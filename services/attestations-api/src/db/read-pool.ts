@@ -11,16 +11,11 @@ export function createReadPool(options: {
   max?: number;
   applicationName?: string;
 }): pg.Pool {
-  const pool = createPool({
+  return createPool({
     connectionString: options.connectionString,
     schema: SCHEMA,
     max: options.max,
     applicationName: options.applicationName,
+    settings: { jit: "off" },
   });
-  pool.on("connect", (client) => {
-    client.query("set jit = off").catch(() => {
-      // The next query on this connection reports the problem, if it persists.
-    });
-  });
-  return pool;
 }
