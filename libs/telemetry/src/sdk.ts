@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import { FastifyOtelInstrumentation } from "@fastify/otel";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { HttpInstrumentation } from "@opentelemetry/instrumentation-http";
@@ -52,5 +53,10 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
     ],
   });
   sdk.start();
+  // Services import Fastify (and with it node:http) before main.ts starts telemetry. The instrumentation patches a
+  // module when it is next required, so require it now: every server created from here on gets its server spans.
+  const require = createRequire(import.meta.url);
+  require("node:http");
+  require("node:https");
   return { shutdown: () => sdk.shutdown() };
 }
