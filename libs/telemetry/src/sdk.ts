@@ -53,10 +53,12 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
     ],
   });
   sdk.start();
-  // Services import Fastify (and with it node:http) before main.ts starts telemetry. The instrumentation patches a
-  // module when it is next required, so require it now: every server created from here on gets its server spans.
-  const require = createRequire(import.meta.url);
-  require("node:http");
-  require("node:https");
+  if (spanProcessors.length > 0) {
+    // Services import Fastify (and with it node:http) before main.ts starts telemetry. The instrumentation patches
+    // a module when it is next required, so require it now: every server created from here on gets server spans.
+    const require = createRequire(import.meta.url);
+    require("node:http");
+    require("node:https");
+  }
   return { shutdown: () => sdk.shutdown() };
 }
