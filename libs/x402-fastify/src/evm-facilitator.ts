@@ -6,6 +6,7 @@ import { registerExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { type Chain, createWalletClient, type Hex, http, publicActions } from "viem";
 import { nonceManager, privateKeyToAccount } from "viem/accounts";
 import { createInProcessFacilitatorClient } from "./facilitators";
+import { inOrder } from "./in-order";
 
 export interface EvmFacilitatorOptions {
   rpcUrl: string;
@@ -21,7 +22,11 @@ export interface EvmFacilitatorOptions {
 
 /**
  * x402's own facilitator with the EVM `exact` scheme, in this process, settling through `rpcUrl` (the devnet
- * locally). Concurrent settlements share one account, so its nonces are handed out locally, not re-read.
+ * locally). Concurrent settlements share one account, so its nonces are handed out locally, not re-read, and
+ * its transactions are signed and broadcast one at a time: a node takes an account's transactions only in
+ * nonce order (Hardhat's automine refuses a nonce above the next one outright), and concurrent sends overtake
+ * each other on the way. Receipts are still awaited concurrently. One account per process: two processes
+ * sending from one account would hand out the same nonces.
  */
 export function createEvmFacilitatorClient(
   options: EvmFacilitatorOptions,
@@ -32,13 +37,15 @@ export function createEvmFacilitatorClient(
     chain: options.chain,
     transport: http(options.rpcUrl, { timeout: options.rpcTimeoutMs ?? 30_000 }),
   }).extend(publicActions);
+  const broadcast = inOrder();
   const signer = toFacilitatorEvmSigner(
     {
       address: account.address,
       readContract: (args) => client.readContract(args as Parameters<typeof client.readContract>[0]),
       verifyTypedData: (args) => client.verifyTypedData(args as Parameters<typeof client.verifyTypedData>[0]),
-      writeContract: (args) => client.writeContract(args as Parameters<typeof client.writeContract>[0]),
-      sendTransaction: (args) => client.sendTransaction(args),
+      writeContract: (args) =>
+        broadcast(() => client.writeContract(args as Parameters<typeof client.writeContract>[0])),
+      sendTransaction: (args) => broadcast(() => client.sendTransaction(args)),
       waitForTransactionReceipt: (args) => client.waitForTransactionReceipt({ ...args, pollingInterval: 50 }),
       getCode: (args) => client.getCode(args),
     },
