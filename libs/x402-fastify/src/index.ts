@@ -11,5 +11,6 @@ export {
   fastifyRequestOf,
   installPaymentGate,
   type PaymentGateOptions,
+  SETTLEMENT_FAILED,
   type VerifiedPayment,
 } from "./payment-gate";

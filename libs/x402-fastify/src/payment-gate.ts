@@ -174,10 +174,10 @@ async function settle(
     );
     if (!settled.success) {
       reply.log.warn(
-        { reason: settled.errorReason, network: settled.network },
+        { reason: settled.errorReason, message: settled.errorMessage, network: settled.network },
         "x402 settlement failed; response withheld",
       );
-      return replaceWith(reply, settled.response);
+      return replaceWith(reply, namingSettlementFailure(settled.response, settled.errorReason));
     }
     const { headers, requirements: _requirements, ...settlement } = settled;
     payment.settlement = settlement;
@@ -201,9 +201,34 @@ async function settle(
     return replaceWith(reply, {
       status: 402,
       headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
-      body: {},
+      body: settlementFailedBody(undefined),
     });
   }
+}
+
+/** The `error` of the JSON body of a 402 whose payment was verified but could not be settled. */
+export const SETTLEMENT_FAILED = "settlement_failed";
+
+// x402 states a settlement failure only in PAYMENT-RESPONSE (`success: false`, `errorReason`) and leaves the body
+// empty unless the route sets `settlementFailedResponseBody`; no PAYMENT-REQUIRED is sent, as the payment may
+// still land (`settlement_pending`) and must not be paid again. The body names the failure, like the gateway's
+// other errors, with the facilitator's reason when it is a code rather than prose.
+function settlementFailedBody(reason: string | undefined): { error: string; reason?: string } {
+  return reason && /^[a-z0-9_]+$/.test(reason)
+    ? { error: SETTLEMENT_FAILED, reason }
+    : { error: SETTLEMENT_FAILED };
+}
+
+function namingSettlementFailure(
+  response: HTTPResponseInstructions,
+  reason: string | undefined,
+): HTTPResponseInstructions {
+  const body = response.body;
+  const empty =
+    body === undefined ||
+    body === null ||
+    (typeof body === "object" && Object.keys(body as object).length === 0);
+  return !response.isHtml && empty ? { ...response, body: settlementFailedBody(reason) } : response;
 }
 
 /** Swaps the handler's response for an x402 one from inside `onSend`. */

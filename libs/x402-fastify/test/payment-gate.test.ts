@@ -226,6 +226,8 @@ describe("paid requests", () => {
     expect(response.headers.get("cache-control")).toBe("no-store");
     const settlement = decodePaymentResponseHeader(response.headers.get("payment-response")!);
     expect(settlement.success).toBe(false);
+    expect(settlement.errorReason).toMatch(/^[a-z0-9_]+$/);
+    expect(JSON.parse(body)).toEqual({ error: "settlement_failed", reason: settlement.errorReason });
     expect(await usdcBalance(payTo)).toBe(payToBefore);
     expect(events).toEqual(["settle_failed"]);
   });
