@@ -96,7 +96,9 @@ export const MaxUseExceeded = Type.Object({
   humanId: Decimal,
   maxUse: Type.Integer({ minimum: 1 }),
   resource: Type.String(),
-  scope: Type.Optional(Type.String()),
+  scope: Type.Optional(
+    Type.String({ description: "the quota's namespace (`extra.scope`, default the resource URL)" }),
+  ),
 });
 
 export const ClaimAccepted = Type.Object({

@@ -172,7 +172,13 @@ describe("human-proof in the x402 flow", () => {
     expect(facilitator.settled).toEqual(["500", "500", "1000"]);
     expect(await storage.incrementIfBelow("31337", 2, "weather")).toBeNull();
     expect(events.filter((e) => e.type === "max_use_exceeded")).toEqual([
-      { type: "max_use_exceeded", resource: `${paid.url}/weather`, humanId: "31337", maxUse: 2 },
+      {
+        type: "max_use_exceeded",
+        resource: `${paid.url}/weather`,
+        humanId: "31337",
+        maxUse: 2,
+        scope: "weather",
+      },
     ]);
   });
 

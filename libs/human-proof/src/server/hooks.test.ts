@@ -201,11 +201,17 @@ describe("createVerifyHumanProofHook", () => {
       resource: RESOURCE,
       humanId: "777",
       maxUse: 2,
+      scope: "weather",
     });
     expect(await storage.incrementIfBelow("777", 2, "weather")).toBeNull();
     // Without a scope the counter is per resource URL.
     expect(await hook(context(gated({ maxUse: 1 }), await sign(agent)))).toBeUndefined();
     expect(await storage.incrementIfBelow("777", 1, RESOURCE)).toBeNull();
+    expect(await hook(context(gated({ maxUse: 1 }), await sign(agent)))).toEqual({
+      abort: true,
+      reason: "max_use_exceeded",
+    });
+    expect(events.at(-1)).toMatchObject({ type: "max_use_exceeded", scope: RESOURCE });
   });
 });
 

@@ -132,6 +132,7 @@ export function createVerifyHumanProofHook(
         resource: expected.uri,
         humanId: resolution.humanId,
         maxUse,
+        scope,
       });
       return abort("max_use_exceeded");
     }

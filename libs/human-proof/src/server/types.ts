@@ -24,6 +24,8 @@ export type MaxUseExceededEvent = {
   resource: string;
   humanId: string;
   maxUse: number;
+  /** The counter's namespace (`extra.scope`, default the resource URL): routes sharing it share the quota. */
+  scope: string;
 };
 
 export type HumanProofEvent = HumanVerifiedEvent | HumanNotRegisteredEvent | MaxUseExceededEvent;

@@ -161,6 +161,7 @@ async function emitHumanProofEvent(event: HumanProofEvent, events: PaymentEvents
         humanId: event.humanId,
         maxUse: event.maxUse,
         resource: event.resource,
+        scope: event.scope,
       });
       return;
   }
