@@ -50,6 +50,11 @@ export const ChainIndexerEnv = Type.Object({
     pattern: "^(0x[0-9a-fA-F]{40})?$",
     description: "Multicall3 address; empty reads with plain eth_call in JSON-RPC batches",
   }),
+  READ_EVERY_RECORD: Type.Boolean({
+    default: false,
+    description:
+      "true reads every record with getAttestation instead of rebuilding it from the calldata that recorded it (for a registry that may store other than it was sent)",
+  }),
   POLL_INTERVAL_MS: Type.Integer({ minimum: 10, default: 2_000, description: "new-head polling, in ms" }),
   RPC_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 15_000, description: "per RPC request, in ms" }),
   RPC_RETRY_BASE_MS: Type.Integer({ minimum: 1, default: 250, description: "first retry delay, in ms" }),
@@ -80,6 +85,8 @@ export interface IndexerSettings {
   readBatchSize: number;
   readConcurrency: number;
   multicallAddress?: Address;
+  /** Read every record with getAttestation instead of rebuilding it from the calldata that recorded it. */
+  readEveryRecord?: boolean;
   pollIntervalMs: number;
   retry: { baseMs: number; maxMs: number };
   reorgWindowBlocks: bigint;
@@ -103,6 +110,7 @@ export function indexerSettings(config: ChainIndexerConfig): IndexerSettings {
     readBatchSize: config.READ_BATCH_SIZE,
     readConcurrency: config.READ_CONCURRENCY,
     multicallAddress: config.MULTICALL_ADDRESS ? getAddress(config.MULTICALL_ADDRESS) : undefined,
+    readEveryRecord: config.READ_EVERY_RECORD,
     pollIntervalMs: config.POLL_INTERVAL_MS,
     retry: { baseMs: config.RPC_RETRY_BASE_MS, maxMs: config.RPC_RETRY_MAX_MS },
     reorgWindowBlocks: BigInt(config.REORG_WINDOW_BLOCKS),

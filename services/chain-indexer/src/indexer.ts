@@ -5,8 +5,10 @@ import type { Hex } from "viem";
 import { type OnChainAttestation, readAttestationBatch } from "./chain/attestations";
 import type { ChainClient } from "./chain/client";
 import { type BlockHeader, fetchHeaders } from "./chain/headers";
-import { fetchRegistryLogs, isRangeRefused } from "./chain/logs";
+import { fetchRegistryLogs, isRangeRefused, type RegistryLog } from "./chain/logs";
+import { type RecordedLog, rebuildRecords } from "./chain/records";
 import { type RetryOptions, rpcErrorReason, StoppedError, sleep, withRetry } from "./chain/retry";
+import { type ChainTransaction, fetchTransactions } from "./chain/transactions";
 import type { IndexerSettings } from "./config";
 import {
   type Cursor,
@@ -19,7 +21,7 @@ import {
   recordRange,
 } from "./db/progress";
 import type { ChainIndexerDb } from "./db/schema";
-import { attestationIdsToRead, buildRangeEvents, SOURCE } from "./events/build";
+import { buildRangeEvents, SOURCE } from "./events/build";
 import type { IndexerMetrics } from "./metrics";
 import { ProgressReporter } from "./progress";
 
@@ -131,6 +133,44 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     return results;
   }
 
+  async function transactions(hashes: Hex[]): Promise<Map<Hex, ChainTransaction | null>> {
+    const unique = [...new Set(hashes)];
+    const found = await rpc("eth_getTransactionByHash", () => fetchTransactions(client, unique));
+    return new Map(unique.map((hash, i) => [hash, found[i] ?? null]));
+  }
+
+  /**
+   * The records of the range's recorded ids and the times of its revoked ones. A record comes from the calldata
+   * that recorded it where that tells it (see `rebuildRecords`), otherwise from a batched `getAttestation`; a
+   * revocation is stamped with its block's timestamp (registry `_revoke`).
+   */
+  async function recordsOfRange(
+    logs: RegistryLog[],
+    blockHeaders: Map<bigint, BlockHeader>,
+    sent: Map<Hex, ChainTransaction | null>,
+    to: bigint,
+  ) {
+    const recorded = logs.filter((l): l is RecordedLog => l.eventName === "AttestationRecorded");
+    const revoked = logs.filter((l) => l.eventName === "AttestationRevoked");
+    if (settings.readEveryRecord) {
+      const read = await readAttestations([...new Set([...recorded, ...revoked].map((l) => l.args.id))], to);
+      const revocationTimes = new Map(revoked.map((l) => [l.args.id, read.get(l.args.id)!.revocationTime]));
+      return { attestations: read, revocationTimes, reads: read.size };
+    }
+    const attestations = rebuildRecords({
+      registry: settings.attestationRegistry,
+      logs: recorded,
+      transactions: new Map([...sent].filter((e): e is [Hex, ChainTransaction] => e[1] !== null)),
+      headers: blockHeaders,
+    });
+    const missing = recorded.map((l) => l.args.id).filter((id) => !attestations.has(id));
+    for (const [id, record] of await readAttestations(missing, to)) attestations.set(id, record);
+    const revocationTimes = new Map(
+      revoked.map((l) => [l.args.id, blockHeaders.get(l.blockNumber)!.timestamp]),
+    );
+    return { attestations, revocationTimes, reads: missing.length };
+  }
+
   async function isCanonical(cursor: Cursor): Promise<boolean> {
     const header = (await headers([cursor.blockNumber])).get(cursor.blockNumber);
     return header?.hash === cursor.blockHash;
@@ -204,7 +244,14 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     }
 
     const { to, logs, toHash } = await logsOfRange(from, safe);
-    const seen = await headers([from, to, ...logs.map((l) => l.blockNumber)]);
+    // The transactions of recorded attestations; asked in the same tick, they share the headers' JSON-RPC batch.
+    const recordingTxs = settings.readEveryRecord
+      ? []
+      : logs.filter((l) => l.eventName === "AttestationRecorded").map((l) => l.transactionHash);
+    const [seen, sent] = await Promise.all([
+      headers([from, to, ...logs.map((l) => l.blockNumber)]),
+      transactions(recordingTxs),
+    ]);
     const fromHeader = seen.get(from);
     if (cursor && fromHeader && fromHeader.parentHash !== cursor.blockHash) {
       await rollBack(cursor);
@@ -213,12 +260,15 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     const consistent =
       fromHeader &&
       seen.get(to)?.hash === toHash &&
-      logs.every((l) => seen.get(l.blockNumber)?.hash === l.blockHash);
+      logs.every((l) => seen.get(l.blockNumber)?.hash === l.blockHash) &&
+      logs.every(
+        (l) => !sent.has(l.transactionHash) || sent.get(l.transactionHash)?.blockHash === l.blockHash,
+      );
     if (!consistent) throw new InconsistentRangeError(`blocks ${from}-${to} changed while they were read`);
 
-    const attestations = await readAttestations(attestationIdsToRead(logs), to);
     const blockHeaders = new Map([...seen].filter((e): e is [bigint, BlockHeader] => e[1] !== null));
-    const built = buildRangeEvents({ chainId, logs, headers: blockHeaders, attestations });
+    const { attestations, revocationTimes, reads } = await recordsOfRange(logs, blockHeaders, sent, to);
+    const built = buildRangeEvents({ chainId, logs, headers: blockHeaders, attestations, revocationTimes });
     const stored = [
       { number: to, hash: toHash },
       ...[...new Map(logs.map((l) => [l.blockNumber, l.blockHash])).entries()]
@@ -239,6 +289,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     metrics.records.inc({ type: "schema_registered" }, built.counts.schemas);
     metrics.records.inc({ type: "attestation_recorded" }, built.counts.attestations);
     metrics.records.inc({ type: "attestation_revoked" }, built.counts.revocations);
+    metrics.recordReads.inc(reads);
     progress.committed(from, to, safe, built.events.length);
     logger.debug({ from: Number(from), to: Number(to), events: built.events.length }, "range indexed");
     return "indexed";

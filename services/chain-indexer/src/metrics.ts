@@ -6,6 +6,7 @@ export interface IndexerMetrics {
   headBlock: Gauge;
   headLag: Gauge;
   records: Counter<"type">;
+  recordReads: Counter;
   rpcErrors: Counter<"reason">;
   reorgs: Counter;
 }
@@ -34,6 +35,11 @@ export function createIndexerMetrics(): IndexerMetrics {
       name: "chain_indexer_records_total",
       help: "Events written to the outbox, by type",
       labelNames: ["type"],
+      registers: [registry],
+    }),
+    recordReads: new Counter({
+      name: "chain_indexer_record_reads_total",
+      help: "Recorded attestations read with getAttestation because their transaction's calldata did not give them",
       registers: [registry],
     }),
     rpcErrors: new Counter({

@@ -138,6 +138,10 @@ describe("backfill of 10,000 attestations across 5 schemas with 500 revocations"
       expect(await metrics.registry.getSingleMetricAsString("chain_indexer_records_total")).toContain(
         'chain_indexer_records_total{type="attestation_recorded"} 10000',
       );
+      // Every record came from the calldata that recorded it.
+      expect(await metrics.registry.getSingleMetricAsString("chain_indexer_record_reads_total")).toContain(
+        "chain_indexer_record_reads_total 0",
+      );
     },
   );
 });

@@ -19,6 +19,17 @@ export const attestationRegistryAbi = parseAbi([
   "function getAttestation(bytes32 id) view returns (Attestation)",
 ]);
 
+/**
+ * The registry's recording entry points, whose calldata carries the record: `recordAttestation` (Billions) and
+ * `recordAttestations` (the devnet's batch form).
+ */
+export const recordAttestationAbi = parseAbi([
+  "struct Identity { string did; uint256 iden3Id; address ethereumAddress; }",
+  "struct AttestationRequest { bytes32 schemaId; Identity attester; Identity recipient; uint256 expirationTime; bool revocable; bytes32 refId; bytes data; }",
+  "function recordAttestation(AttestationRequest request) returns (bytes32)",
+  "function recordAttestations(AttestationRequest[] requests) returns (bytes32[])",
+]);
+
 /** Every event the indexer asks eth_getLogs for; viem picks the ABI item by topic0, so both forms decode. */
 export const indexedEventsAbi = [
   ...schemaRegisteredAbi.filter((item) => item.type === "event"),

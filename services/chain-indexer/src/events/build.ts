@@ -23,8 +23,10 @@ export interface BuildInput {
   logs: RegistryLog[];
   /** Headers of every block that has a log. */
   headers: Map<bigint, BlockHeader>;
-  /** `getAttestation` of every recorded or revoked id, read at the end of the range. */
+  /** What `getAttestation` returns for every recorded id, as recorded. */
   attestations: Map<Hex, OnChainAttestation>;
+  /** Revocation time of every revoked id. */
+  revocationTimes: Map<Hex, bigint>;
 }
 
 /** Unix seconds as a JSON number; values past 2^53 (nonsense far-future expirations) are capped. */
@@ -100,7 +102,7 @@ export function buildRangeEvents(input: BuildInput): RangeEvents {
         revokerIden3Id: revokerIden3Id.toString(),
         recipientDid,
         recipientIden3Id: recipientIden3Id.toString(),
-        revocationTime: seconds(input.attestations.get(id)!.revocationTime),
+        revocationTime: seconds(input.revocationTimes.get(id)!),
         registry,
         ...position,
       };
@@ -109,14 +111,4 @@ export function buildRangeEvents(input: BuildInput): RangeEvents {
     }
   }
   return result;
-}
-
-/** Ids whose full record the range needs: recorded ones, and revoked ones for their revocation time. */
-export function attestationIdsToRead(logs: RegistryLog[]): Hex[] {
-  const ids = new Set<Hex>();
-  for (const log of logs) {
-    if (log.eventName === "AttestationRecorded" || log.eventName === "AttestationRevoked")
-      ids.add(log.args.id);
-  }
-  return [...ids];
 }
