@@ -1,6 +1,8 @@
 import { didFromAddress } from "@humanpass/identity";
-import { type Hex, isAddress, recoverMessageAddress } from "viem";
+import { isAddress } from "viem";
+import { boundedMemo } from "../shared/bounded-memo";
 import { formatSIWEMessage } from "../shared/message";
+import { recoverMessageSigner } from "../shared/recover-signer";
 import type { HumanProofPayload } from "../shared/types";
 import type { HumanResolution, OnHumanProofEvent, PoUVerifier } from "./types";
 
@@ -129,23 +131,19 @@ async function recoverSigner(proof: HumanProofPayload): Promise<Recovery> {
   if (!SIGNATURE.test(proof.signature) || !isAddress(proof.address, { strict: false })) {
     return { refusal: "invalid_signature" };
   }
-  try {
-    const signer = await recoverMessageAddress({
-      message: formatSIWEMessage(proof),
-      signature: proof.signature as Hex,
-    });
-    return signer.toLowerCase() === proof.address.toLowerCase()
-      ? { signer }
-      : { refusal: "invalid_signature" };
-  } catch {
-    return { refusal: "invalid_signature" };
-  }
+  const signer = await recoverMessageSigner(formatSIWEMessage(proof), proof.signature);
+  return signer && signer.toLowerCase() === proof.address.toLowerCase()
+    ? { signer }
+    : { refusal: "invalid_signature" };
 }
+
+// Deriving a DID costs a good tenth of a millisecond, and the same agents pay again and again.
+const mainnetDidOf = boundedMemo((address) => didFromAddress(address, "main"), 10_000);
 
 /** The agent DID is always derived from the recovered signer; a DID the caller sends is never read. */
 export function agentDidFromAddress(address: string): string {
   // Address-derived DIDs carry the `main` label on production and testnet alike (spec 2).
-  return didFromAddress(address, "main");
+  return mainnetDidOf(address.toLowerCase());
 }
 
 export async function verifyProof<Reason extends string = never>(

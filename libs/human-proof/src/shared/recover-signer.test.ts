@@ -1,0 +1,77 @@
+import { type Hex, recoverMessageAddress, toHex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { describe, expect, it } from "vitest";
+import { nativeRecovery, recoverMessageSigner } from "./recover-signer";
+
+const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+
+async function viem(message: string, signature: string): Promise<string | undefined> {
+  try {
+    return await recoverMessageAddress({ message, signature: signature as Hex });
+  } catch {
+    return undefined;
+  }
+}
+
+function parts(signature: string) {
+  return {
+    r: BigInt(signature.slice(0, 66)),
+    s: BigInt(`0x${signature.slice(66, 130)}`),
+    v: Number.parseInt(signature.slice(130), 16),
+  };
+}
+
+function join(r: bigint, s: bigint, v: number): string {
+  return `${toHex(r, { size: 32 })}${toHex(s, { size: 32 }).slice(2)}${v.toString(16).padStart(2, "0")}`;
+}
+
+describe("recoverMessageSigner", () => {
+  it("uses the native binding on this platform", () => {
+    expect(nativeRecovery).toBe(true);
+  });
+
+  it("recovers the signer of an EIP-191 message, as viem does, for every form of v", async () => {
+    for (let i = 0; i < 20; i++) {
+      const account = privateKeyToAccount(generatePrivateKey());
+      const message = `challenge ${i}\nNonce: ${i}`;
+      const signature = await account.signMessage({ message });
+      const { r, s, v } = parts(signature);
+      for (const form of [v, v - 27]) {
+        const variant = join(r, s, form);
+        expect(await recoverMessageSigner(message, variant)).toBe(account.address);
+        expect(await viem(message, variant)).toBe(account.address);
+      }
+      expect(await recoverMessageSigner(`${message}.`, signature)).not.toBe(account.address);
+    }
+  });
+
+  it("gives the same answer as viem for malleable, malformed and out-of-range signatures", async () => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    const message = "hello";
+    const signature = await account.signMessage({ message });
+    const { r, s, v } = parts(signature);
+    const cases = [
+      join(r, N - s, v === 27 ? 28 : 27),
+      join(r, s, 29),
+      join(r, s, 2),
+      join(0n, s, v),
+      join(r, 0n, v),
+      join(r, N, v),
+      join(N + 1n, s, v),
+      signature.slice(0, 130),
+      `${signature}00`,
+    ];
+    for (const variant of cases) {
+      expect({ variant, ours: await recoverMessageSigner(message, variant) }).toEqual({
+        variant,
+        ours: await viem(message, variant),
+      });
+    }
+  });
+
+  it("refuses what is not a hex signature", async () => {
+    for (const signature of [undefined, "", "0x", "zz", "0xzz"]) {
+      expect(await recoverMessageSigner("hello", signature)).toBeUndefined();
+    }
+  });
+});
