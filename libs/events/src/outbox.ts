@@ -118,6 +118,12 @@ export interface OutboxRelayOptions {
   maxBackoffMs?: number;
   /** How long published rows are kept for inspection before they are deleted. */
   retainPublishedMs?: number;
+  /**
+   * After a partial batch, how long to let further commits land before claiming again. Every commit notifies;
+   * without this pause a busy producer of small transactions costs one claim-and-mark transaction per commit
+   * (and as many that find nothing), more database work than the producer's own.
+   */
+  gatherMs?: number;
 }
 
 export interface OutboxRelay {
@@ -135,6 +141,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const pollIntervalMs = options.pollIntervalMs ?? 1_000;
   const maxBackoffMs = options.maxBackoffMs ?? 10_000;
   const retainMs = options.retainPublishedMs ?? 3_600_000;
+  const gatherMs = options.gatherMs ?? 2;
   const js = jetstream(nats, { timeout: options.publishTimeoutMs ?? 5_000 });
   const stats = { published: 0, failures: 0 };
   let running = true;
@@ -246,6 +253,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         if (n < batchSize) {
           await purge();
           if (running && !notified) await sleep(pollIntervalMs);
+          if (running && gatherMs > 0) await new Promise((r) => setTimeout(r, gatherMs));
         }
       } catch (e) {
         stats.failures++;
