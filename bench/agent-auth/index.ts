@@ -3,11 +3,16 @@
 // fresh Postgres database, with their streams on NATS. The API's read model is filled through its own consumers
 // (schema, ownership records, nullifiers as events), as in production.
 // Prints claims/s and the p50/p99 of one whole claim, with the lookup cache on (default) and off (every claim
-// reads the API: list + nullifier).
-//   BENCH_SECONDS (default 10) per phase, BENCH_CONCURRENCY (default 32), BENCH_AGENTS (default 64).
+// reads the API: list + nullifier), at several numbers of agents claiming at once: with a fixed number of
+// clients, latency is that number over throughput (Little's law), so one level alone cannot show both.
+// The agents talk plain HTTP/1.1 keep-alive (node:http), the lightest client, because they share the two cores
+// with the services they measure.
+//   BENCH_SECONDS (default 10) per level, BENCH_CONCURRENCY (default 8,16,32), BENCH_AGENTS (default 64),
+//   BENCH_PROFILE_DIR (the services write V8 CPU profiles there).
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import http from "node:http";
 import { createRequire } from "node:module";
 import net from "node:net";
 import path from "node:path";
@@ -30,7 +35,7 @@ import { bytesToHex, encodeAbiParameters, getAddress, type Hex, hashMessage, hex
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const LEVELS = (process.env.BENCH_CONCURRENCY ?? "8,16,32").split(",").map(Number);
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 64);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const logger = pino({ level: "warn" });
@@ -91,12 +96,51 @@ function agentSigner(privateKey: Hex) {
   };
 }
 
+const profileArgs = process.env.BENCH_PROFILE_DIR
+  ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
+  : [];
+const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(...LEVELS) * 2 });
+
+/** One request over the agents' keep-alive connections; resolves with the status and the parsed JSON body. */
+function call(url: string, body?: unknown): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request(
+      url,
+      {
+        agent,
+        method: payload ? "POST" : "GET",
+        headers: payload
+          ? { "content-type": "application/json", "content-length": Buffer.byteLength(payload) }
+          : {},
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk) => {
+          text += chunk;
+        });
+        res.on("end", () => {
+          try {
+            resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) });
+          } catch (e) {
+            reject(e);
+          }
+        });
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(payload);
+  });
+}
+
 const children: ChildProcess[] = [];
 
 function startService(name: string, env: Record<string, string>): ChildProcess {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", path.join(ROOT, `services/${name}/src/main.ts`)],
+    [...profileArgs, "--import", "tsx", path.join(ROOT, `services/${name}/src/main.ts`)],
     {
       cwd: ROOT,
       env: {
@@ -237,58 +281,54 @@ try {
     await ready(url);
 
     const claim = async (n: number): Promise<number> => {
-      const agent = agents[n % agents.length]!;
+      const signer = agents[n % agents.length]!;
       const started = performance.now();
-      const { nonce, message } = (await (await fetch(`${url}/api/v1/challenge`)).json()) as {
-        nonce: string;
-        message: string;
-      };
-      const signature = await agent.signMessage(message);
-      const res = await fetch(`${url}/api/v1/claim`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ nonce, signature }),
-      });
-      const body = (await res.json()) as { verified?: boolean; error?: string };
-      if (res.status !== 200 || !body.verified) throw new Error(`claim refused: ${res.status} ${body.error}`);
+      const challenge = await call(`${url}/api/v1/challenge`);
+      const { nonce, message } = challenge.body as { nonce: string; message: string };
+      const signature = await signer.signMessage(message);
+      const res = await call(`${url}/api/v1/claim`, { nonce, signature });
+      if (res.status !== 200 || !res.body.verified)
+        throw new Error(`claim refused: ${res.status} ${res.body.error}`);
       return performance.now() - started;
     };
 
-    // Warm-up: every agent once (fills the cache when it is on), then the measured run.
-    for (let i = 0; i < agents.length; i += CONCURRENCY) {
-      await Promise.all(agents.slice(i, i + CONCURRENCY).map((_, j) => claim(i + j)));
+    // Warm-up: every agent once (fills the cache when it is on), then a measured run per level.
+    for (let i = 0; i < agents.length; i += 16) {
+      await Promise.all(agents.slice(i, i + 16).map((_, j) => claim(i + j)));
     }
-    const latencies: number[] = [];
-    let failures = 0;
-    let next = 0;
-    const cpuBefore = cpuMs(service.pid);
-    const started = performance.now();
-    const deadline = started + SECONDS * 1000;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (performance.now() < deadline) {
-          try {
-            latencies.push(await claim(next++));
-          } catch (e) {
-            failures++;
-            if (failures < 5) process.stderr.write(`${(e as Error).message}\n`);
+    for (const concurrency of LEVELS) {
+      const latencies: number[] = [];
+      let failures = 0;
+      let next = 0;
+      const cpuBefore = cpuMs(service.pid);
+      const started = performance.now();
+      const deadline = started + SECONDS * 1000;
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (performance.now() < deadline) {
+            try {
+              latencies.push(await claim(next++));
+            } catch (e) {
+              failures++;
+              if (failures < 5) process.stderr.write(`${(e as Error).message}\n`);
+            }
           }
-        }
-      }),
-    );
-    const elapsed = (performance.now() - started) / 1000;
-    const cpuAfter = cpuMs(service.pid);
-    const cpuPerClaim =
-      cpuBefore === undefined || cpuAfter === undefined
-        ? ""
-        : `, agent-auth CPU ${((cpuAfter - cpuBefore) / latencies.length).toFixed(2)} ms/claim`;
-    latencies.sort((a, b) => a - b);
-    results.push(
-      `cache ${cache ? "on " : "off"}: ${(latencies.length / elapsed).toFixed(0)} claims/s, ` +
-        `p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms ` +
-        `(${latencies.length} claims in ${elapsed.toFixed(1)} s, concurrency ${CONCURRENCY}, ${failures} failed${cpuPerClaim})`,
-    );
-    process.stdout.write(`${results.at(-1)}\n`);
+        }),
+      );
+      const elapsed = (performance.now() - started) / 1000;
+      const cpuAfter = cpuMs(service.pid);
+      const cpuPerClaim =
+        cpuBefore === undefined || cpuAfter === undefined
+          ? ""
+          : `, agent-auth CPU ${((cpuAfter - cpuBefore) / latencies.length).toFixed(2)} ms/claim`;
+      latencies.sort((a, b) => a - b);
+      results.push(
+        `cache ${cache ? "on " : "off"}, ${String(concurrency).padStart(2)} at once: ${(latencies.length / elapsed).toFixed(0)} claims/s, ` +
+          `p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms ` +
+          `(${latencies.length} claims in ${elapsed.toFixed(1)} s, ${failures} failed${cpuPerClaim})`,
+      );
+      process.stdout.write(`${results.at(-1)}\n`);
+    }
     await stopService(service);
   }
 

@@ -1,8 +1,11 @@
 // attestations-api: the ownership lookup of spec 2 (GET /api/v1/attestations?schemaId=…&recipientEthereumAddress=…)
 // over a read model of 1,000,000 attestations, and, in the same run, a bare Fastify route for reference.
 // Data goes straight into the read model (server-side multi-row INSERT … SELECT generate_series), the servers run
-// in child processes, autocannon drives them from this process. Prints req/s and latency percentiles of both.
-//   BENCH_ROWS (default 1,000,000), BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 100), BENCH_KEEP_DB=1
+// in child processes, autocannon drives them from this process. Prints req/s and latency percentiles of both at
+// each number of concurrent connections: with a fixed number of clients, latency is that number over throughput
+// (Little's law), so one level alone cannot show both what the service sustains and how fast it answers.
+//   BENCH_ROWS (default 1,000,000), BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32,100),
+//   BENCH_KEEP_DB=1 (keep the loaded database), BENCH_DB=<name> (run on a database an earlier run kept, no loading)
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -16,11 +19,12 @@ import { migrations } from "../../services/attestations-api/src/db/migrations";
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
+const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? "32,100").split(",").map(Number);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 const dbUrl = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
-dbUrl.pathname = `/bench_attestations_${randomBytes(4).toString("hex")}`;
+const REUSED = process.env.BENCH_DB;
+dbUrl.pathname = `/${REUSED ?? `bench_attestations_${randomBytes(4).toString("hex")}`}`;
 const databaseUrl = dbUrl.toString();
 
 const OWNERSHIP = `0x${"a1".repeat(32)}`;
@@ -165,19 +169,20 @@ async function measured(child: ChildProcess, run: () => Promise<autocannon.Resul
   };
 }
 
-async function cannon(port: number, pathFor: () => string, seconds: number) {
+async function cannon(port: number, pathFor: () => string, seconds: number, connections: number) {
   return autocannon({
     url: `http://127.0.0.1:${port}`,
-    connections: CONNECTIONS,
+    connections,
     duration: seconds,
     requests: [{ setupRequest: (req: any) => ({ ...req, path: pathFor() }) }],
   });
 }
 
-function summary(name: string, run: Awaited<ReturnType<typeof measured>>) {
+function summary(name: string, connections: number, run: Awaited<ReturnType<typeof measured>>) {
   const r = run.result;
   return {
     name,
+    connections,
     "server CPU µs/req": run.serverUs,
     "Postgres CPU µs/req": run.postgresUs,
     "req/s": Math.round(r.requests.average),
@@ -190,50 +195,60 @@ function summary(name: string, run: Awaited<ReturnType<typeof measured>>) {
   };
 }
 
-let keep = false;
-try {
-  process.stdout.write(`loading ${ROWS.toLocaleString("en")} attestations into ${dbUrl.pathname.slice(1)}\n`);
-  await load();
-  const lookupRun = await (async () => {
-    const api = await startServer("api");
-    try {
-      const sample = lookupPath();
-      const body = (await (await fetch(`http://127.0.0.1:${api.port}${sample}`)).json()) as {
+/** Runs `pathFor` against one server at every connection level, after a warm-up (JIT, pool, Postgres buffers). */
+async function sweep(mode: "api" | "bare", pathFor: () => string) {
+  const server = await startServer(mode);
+  try {
+    if (mode === "api") {
+      const sample = pathFor();
+      const body = (await (await fetch(`http://127.0.0.1:${server.port}${sample}`)).json()) as {
         totalItems: number;
         data: { toEthereumAddress: string }[];
       };
       if (body.totalItems !== 1)
         throw new Error(`lookup ${sample} returned ${body.totalItems} items, expected 1`);
       process.stdout.write(`  sample lookup ok: 1 item for ${body.data[0]!.toEthereumAddress}\n`);
-      await cannon(api.port, lookupPath, 2); // warm-up: JIT, connection pool, Postgres buffers
-      return await measured(api.child, () => cannon(api.port, lookupPath, SECONDS));
-    } finally {
-      await stop(api.child);
     }
-  })();
-  const bare = await startServer("bare");
-  let bareRun: Awaited<ReturnType<typeof measured>>;
-  try {
-    await cannon(bare.port, () => "/bare", 2);
-    bareRun = await measured(bare.child, () => cannon(bare.port, () => "/bare", SECONDS));
+    const runs = [];
+    for (const connections of CONNECTIONS) {
+      await cannon(server.port, pathFor, 2, connections);
+      runs.push(await measured(server.child, () => cannon(server.port, pathFor, SECONDS, connections)));
+    }
+    return runs;
   } finally {
-    await stop(bare.child);
+    await stop(server.child);
   }
-  const rows = [
-    summary("GET /api/v1/attestations?schemaId&recipientEthereumAddress", lookupRun),
-    summary("bare Fastify route", bareRun),
-  ];
-  console.table(rows);
-  const [check, bareResult] = [lookupRun.result, bareRun.result];
-  const ratio = check.requests.average / bareResult.requests.average;
-  process.stdout.write(
-    `ownership lookup: ${Math.round(check.requests.average)} req/s, p99 ${check.latency.p99} ms; ` +
-      `${ratio.toFixed(2)}× the bare route (${Math.round(bareResult.requests.average)} req/s, p99 ${bareResult.latency.p99} ms); ` +
-      `${CONNECTIONS} connections, ${SECONDS} s each, ${ROWS.toLocaleString("en")} attestations\n`,
+}
+
+let keep = false;
+try {
+  if (REUSED) process.stdout.write(`reusing ${REUSED}\n`);
+  else {
+    process.stdout.write(
+      `loading ${ROWS.toLocaleString("en")} attestations into ${dbUrl.pathname.slice(1)}\n`,
+    );
+    await load();
+  }
+  const lookups = await sweep("api", lookupPath);
+  const bares = await sweep("bare", () => "/bare");
+  console.table(
+    CONNECTIONS.flatMap((connections, i) => [
+      summary("GET /api/v1/attestations?schemaId&recipientEthereumAddress", connections, lookups[i]!),
+      summary("bare Fastify route", connections, bares[i]!),
+    ]),
   );
-  keep = process.env.BENCH_KEEP_DB === "1";
+  for (const [i, connections] of CONNECTIONS.entries()) {
+    const [check, bare] = [lookups[i]!.result, bares[i]!.result];
+    process.stdout.write(
+      `${connections} connections: ownership lookup ${Math.round(check.requests.average)} req/s, p50 ${check.latency.p50} ms, ` +
+        `p99 ${check.latency.p99} ms; ${(check.requests.average / bare.requests.average).toFixed(2)}× the bare route ` +
+        `(${Math.round(bare.requests.average)} req/s, p99 ${bare.latency.p99} ms)\n`,
+    );
+  }
+  process.stdout.write(`${SECONDS} s per level, ${ROWS.toLocaleString("en")} attestations\n`);
+  keep = process.env.BENCH_KEEP_DB === "1" || REUSED !== undefined;
 } finally {
-  if (!keep) {
+  if (!keep && !REUSED) {
     const admin = new pg.Client({ connectionString: adminUrl() });
     await admin.connect();
     await admin.query(`drop database if exists "${dbUrl.pathname.slice(1)}" with (force)`);
