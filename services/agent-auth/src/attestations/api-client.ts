@@ -1,4 +1,5 @@
 import type { Logger } from "@humanpass/telemetry";
+import { Agent, type Dispatcher, request } from "undici";
 
 /**
  * The registry could not be read: an error status, a timeout, a network failure or a body we cannot use.
@@ -11,7 +12,7 @@ export class VerificationUnavailableError extends Error {
 export interface AttestationsApiClientOptions {
   /** The API's base address, ending in `/api/v1`. */
   baseUrl: string;
-  /** Per attempt. */
+  /** Per attempt: the longest wait for the answer's headers, and again for its body. */
   timeoutMs: number;
   /** Extra attempts after a 503, a 504, a timeout or a network failure. */
   retries: number;
@@ -38,29 +39,37 @@ type Answer = { status: number; body: unknown };
 export function createAttestationsApiClient(options: AttestationsApiClientOptions): AttestationsApiClient {
   const base = options.baseUrl.replace(/\/+$/, "");
   const retryDelayMs = options.retryDelayMs ?? 50;
+  // undici's request API over kept-alive connections: a lookup is on every uncached claim, and fetch's WHATWG
+  // streams cost several times more CPU per call.
+  const dispatcher = new Agent({ connections: 64 });
 
   async function attempt(url: URL): Promise<Answer | "retry"> {
-    let response: Response;
+    let response: Dispatcher.ResponseData;
     try {
-      response = await fetch(url, {
+      response = await request(url, {
+        dispatcher,
         headers: { accept: "application/json" },
-        signal: AbortSignal.timeout(options.timeoutMs),
+        // undici's own timers end with the request; an AbortSignal.timeout would still fire (and build an
+        // error) long after every answered lookup.
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
       });
     } catch (e) {
       options.logger?.warn({ url: url.pathname, err: (e as Error).message }, "attestations API unreachable");
       return "retry";
     }
-    if (RETRIED_STATUSES.has(response.status)) {
-      await response.body?.cancel().catch(() => {});
-      options.logger?.warn({ url: url.pathname, status: response.status }, "attestations API unavailable");
+    const status = response.statusCode;
+    if (RETRIED_STATUSES.has(status)) {
+      await response.body.dump().catch(() => {});
+      options.logger?.warn({ url: url.pathname, status }, "attestations API unavailable");
       return "retry";
     }
     try {
-      const text = await response.text();
-      return { status: response.status, body: text === "" ? undefined : JSON.parse(text) };
+      const text = await response.body.text();
+      return { status, body: text === "" ? undefined : JSON.parse(text) };
     } catch (e) {
-      if ((e as Error).name === "TimeoutError" || (e as Error).name === "AbortError") return "retry";
-      if (!response.ok) return { status: response.status, body: undefined };
+      if ((e as Error).name === "BodyTimeoutError") return "retry";
+      if (status < 200 || status >= 300) return { status, body: undefined };
       throw new VerificationUnavailableError(
         `attestations API sent a body that is not JSON: ${url.pathname}`,
       );
