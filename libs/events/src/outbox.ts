@@ -75,6 +75,25 @@ export function notifyChannel(schema: string): string {
   return `outbox_${schema}`;
 }
 
+export interface OutboxRow {
+  id: string;
+  subject: string;
+  event: CloudEvent;
+  trace: Record<string, string>;
+}
+
+/**
+ * The outbox rows of `events`, with the trace context active now: what `enqueue` inserts, for a producer whose
+ * own statement inserts them together with its state change.
+ */
+export function outboxRows(topology: Topology, events: OutboxEvent[]): OutboxRow[] {
+  const trace = captureTraceContext();
+  return events.map((e) => {
+    const event = createCloudEvent({ source: e.source, type: e.type, data: e.data, subject: e.subject });
+    return { id: event.id, subject: subjectOf(topology, e.stream, e.type), event, trace };
+  });
+}
+
 /**
  * Writes events to the outbox inside the caller's transaction, so they exist exactly when the state change does.
  * The trace context active now travels with them. Returns the CloudEvents written.
@@ -86,11 +105,7 @@ export async function enqueue(
 ): Promise<CloudEvent[]> {
   const list = Array.isArray(events) ? events : [events];
   if (list.length === 0) return [];
-  const trace = captureTraceContext();
-  const rows = list.map((e) => {
-    const event = createCloudEvent({ source: e.source, type: e.type, data: e.data, subject: e.subject });
-    return { id: event.id, subject: subjectOf(topology, e.stream, e.type), event, trace };
-  });
+  const rows = outboxRows(topology, list);
   await trx
     .insertInto("outbox")
     .values(

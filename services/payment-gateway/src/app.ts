@@ -1,8 +1,8 @@
 import { createHttpApp, type HttpApp } from "@humanpass/http";
 import {
   type HumanUsageStorage,
-  type NonceStore,
   type PoUVerifier,
+  type ProofAdmissions,
   paywallInstructions,
 } from "@humanpass/human-proof";
 import type { Logger } from "@humanpass/telemetry";
@@ -23,7 +23,8 @@ export interface AppDeps {
   verifier: PoUVerifier;
   /** Needed by tiers with `maxUse`; without it they are refused (`misconfigured_max_use_storage`). */
   storage?: HumanUsageStorage;
-  nonceStore: NonceStore;
+  /** Takes each proof's nonce and use and records the human-proof events. */
+  admissions: ProofAdmissions;
   events: PaymentEvents;
   maxProofAgeSeconds?: number;
   /** Page for unpaid browsers; the human-proof instructions page when absent. */

@@ -1,15 +1,20 @@
 import { readFileSync } from "node:fs";
 import { splitList } from "@humanpass/config";
-import { createPoUVerifier, InMemoryHumanUsageStorage, InMemoryNonceStore } from "@humanpass/human-proof";
+import {
+  createPoUVerifier,
+  InMemoryHumanUsageStorage,
+  InMemoryNonceStore,
+  sequentialAdmissions,
+} from "@humanpass/human-proof";
 import { runService } from "@humanpass/service";
 import { buildApp } from "./app";
 import { CachedPoUVerifier } from "./attestations/cached-verifier";
 import { checkSettings, PaymentGatewayEnv, SCHEMA, SERVICE_NAME } from "./config";
 import { migrations } from "./db/migrations";
-import { PostgresNonceStore } from "./db/nonce-store";
+import { PostgresProofAdmissions } from "./db/proof-admissions";
 import { PostgresHumanUsageStorage } from "./db/usage-storage";
 import { startCacheInvalidation } from "./events/cache-invalidation";
-import { outboxPaymentEvents } from "./events/payment-events";
+import { outboxPaymentEvents, paymentEventOf } from "./events/payment-events";
 import { loadRoutesFile } from "./routes-file";
 import { createFacilitator } from "./x402/facilitator";
 import { networksOf } from "./x402/payment-server";
@@ -48,14 +53,27 @@ await runService({
       instanceId: config.INSTANCE_ID,
     });
     const events = outboxPaymentEvents(db, topology, logger);
+    const storage = inMemory ? new InMemoryHumanUsageStorage() : new PostgresHumanUsageStorage(db);
+    const admissions = inMemory
+      ? sequentialAdmissions({
+          nonceStore: new InMemoryNonceStore(),
+          storage,
+          recordEvents: async (humanProofEvents) => {
+            for (const event of humanProofEvents) {
+              const { type, data } = paymentEventOf(event);
+              await events.emit(type, data as never);
+            }
+          },
+        })
+      : new PostgresProofAdmissions(db, topology, logger);
     const app = await buildApp({
       logger,
       routesFile,
       payTo: config.EVM_ADDRESS,
       facilitator: createFacilitator(config, networksOf(routesFile), logger),
       verifier,
-      storage: inMemory ? new InMemoryHumanUsageStorage() : new PostgresHumanUsageStorage(db),
-      nonceStore: inMemory ? new InMemoryNonceStore() : new PostgresNonceStore(db),
+      storage,
+      admissions,
       events,
       maxProofAgeSeconds: config.MAX_PROOF_AGE_SECONDS,
       paywallHtml: config.PAYWALL_HTML_FILE ? readFileSync(config.PAYWALL_HTML_FILE, "utf8") : undefined,

@@ -1,7 +1,7 @@
 /** What an unpaid person sees: the paywall page in a real headless Chromium (Debian's `chromium`). */
 
 import type { HttpApp } from "@humanpass/http";
-import { createPoUVerifier, InMemoryNonceStore } from "@humanpass/human-proof";
+import { createPoUVerifier, InMemoryNonceStore, sequentialAdmissions } from "@humanpass/human-proof";
 import { createMockFacilitatorClient } from "@humanpass/x402-fastify";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -40,7 +40,7 @@ async function gateway(paywallHtml?: string): Promise<string> {
     facilitator: createMockFacilitatorClient({ kinds: [{ network: NETWORK, scheme: "exact" }] }),
     // Never asked: an unpaid request stops at the 402.
     verifier: createPoUVerifier({ attestationsApiBaseUrl: "http://127.0.0.1:9/api/v1/attestations" }),
-    nonceStore: new InMemoryNonceStore(),
+    admissions: sequentialAdmissions({ nonceStore: new InMemoryNonceStore() }),
     events: { emit: async () => {} },
     paywallHtml,
     rateLimit: false,

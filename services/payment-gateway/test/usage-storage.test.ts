@@ -1,9 +1,11 @@
 import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
-import { createTestDatabase, type TestDatabase } from "@humanpass/testing";
+import type { HumanProofEvent } from "@humanpass/human-proof";
+import { createTestDatabase, eventually, type TestDatabase, testTopology } from "@humanpass/testing";
+import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCHEMA } from "../src/config";
 import { migrations } from "../src/db/migrations";
-import { PostgresNonceStore } from "../src/db/nonce-store";
+import { PostgresProofAdmissions } from "../src/db/proof-admissions";
 import type { Database } from "../src/db/types";
 import { PostgresHumanUsageStorage } from "../src/db/usage-storage";
 
@@ -68,26 +70,91 @@ describe("PostgresHumanUsageStorage", () => {
   });
 });
 
-describe("PostgresNonceStore", () => {
-  it("accepts a nonce once, even when two instances race for it", async () => {
-    const stores = dbs.map((db) => new PostgresNonceStore(db));
-    const until = new Date(Date.now() + 60_000);
+describe("PostgresProofAdmissions", () => {
+  const topology = testTopology();
+  const logger = pino({ level: "silent" });
+  const admissions = () => dbs.map((db) => new PostgresProofAdmissions(db, topology, logger));
+  const verified = (humanId: string): HumanProofEvent => ({
+    type: "human_verified",
+    resource: "http://gw/r",
+    humanId,
+    verifiedAt: new Date().toISOString(),
+    attestationId: `0x${"01".repeat(32)}`,
+    humanDid: "did:iden3:billions:main:human",
+    humanAddress: "0x0000000000000000000000000000000000000001",
+    agentDid: "did:iden3:billions:main:agent",
+    agentAddress: "0x0000000000000000000000000000000000000002",
+  });
+  const admission = (nonce: string, humanId: string, use?: { maxUse: number; scope: string }) => ({
+    nonce,
+    nonceExpiresAt: new Date(Date.now() + 60_000),
+    resource: "http://gw/r",
+    events: [verified(humanId)],
+    ...(use ? { use: { humanId, ...use } } : {}),
+  });
+  const outbox = async (humanId: string) => {
+    const rows = await dbs[0].selectFrom("outbox").select("event").execute();
+    return rows
+      .map((r) => r.event as { type: string; data: Record<string, unknown> })
+      .filter((e) => e.data.humanId === humanId);
+  };
+
+  it("accepts a nonce once, even when two instances race for it, and records its events once", async () => {
+    const stores = admissions();
     const results = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => stores[i % 2].consume("nonce-1", until)),
+      Array.from({ length: 50 }, (_, i) => stores[i % 2].admit(admission("nonce-1", "501"))),
     );
-    expect(results.filter(Boolean)).toHaveLength(1);
-    expect(await stores[0].consume("nonce-2", until)).toBe(true);
+    expect(results.filter((r) => r.nonceFresh)).toEqual([{ nonceFresh: true, count: null }]);
+    expect((await outbox("501")).map((e) => e.type)).toEqual(["human_verified"]);
+  });
+
+  it("takes exactly maxUse of 200 concurrent admissions of one human over two instances, each event with it", async () => {
+    const stores = admissions();
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        stores[i % 2].admit(admission(`burst-${i}`, "502", { maxUse: 5, scope: "burst" })),
+      ),
+    );
+    expect(results.every((r) => r.nonceFresh)).toBe(true);
+    expect(
+      results
+        .map((r) => r.count)
+        .filter((c) => c !== null)
+        .sort(),
+    ).toEqual([1, 2, 3, 4, 5]);
+    expect(await storages[0].count("502", "burst")).toBe(5);
+    const events = await outbox("502");
+    expect(events.filter((e) => e.type === "human_verified")).toHaveLength(200);
+    const exceeded = events.filter((e) => e.type === "max_use_exceeded");
+    expect(exceeded).toHaveLength(195);
+    expect(exceeded[0]?.data).toEqual({ humanId: "502", maxUse: 5, resource: "http://gw/r", scope: "burst" });
+  });
+
+  it("takes no use and records nothing for a nonce used before", async () => {
+    const [store] = admissions();
+    expect(await store.admit(admission("nonce-3", "503", { maxUse: 2, scope: "s" }))).toEqual({
+      nonceFresh: true,
+      count: 1,
+    });
+    expect(await store.admit(admission("nonce-3", "503", { maxUse: 2, scope: "s" }))).toEqual({
+      nonceFresh: false,
+      count: null,
+    });
+    expect(await storages[0].count("503", "s")).toBe(1);
+    expect((await outbox("503")).map((e) => e.type)).toEqual(["human_verified"]);
   });
 
   it("forgets nonces whose proofs have expired", async () => {
-    const store = new PostgresNonceStore(dbs[0], 0);
-    expect(await store.consume("old-nonce", new Date(Date.now() - 1_000))).toBe(true);
-    await store.consume("another", new Date(Date.now() + 60_000));
-    const rows = await dbs[0]
-      .selectFrom("used_proof_nonces")
-      .select("nonce")
-      .where("nonce", "=", "old-nonce")
-      .execute();
-    expect(rows).toEqual([]);
+    const store = new PostgresProofAdmissions(dbs[0], topology, logger, 0);
+    await store.admit({ ...admission("old-nonce", "504"), nonceExpiresAt: new Date(Date.now() - 1_000) });
+    await store.admit(admission("another", "504"));
+    await eventually(async () => {
+      const rows = await dbs[0]
+        .selectFrom("used_proof_nonces")
+        .select("nonce")
+        .where("nonce", "=", "old-nonce")
+        .execute();
+      return rows.length === 0;
+    });
   });
 });

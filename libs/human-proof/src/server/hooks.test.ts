@@ -13,7 +13,7 @@ import {
   createVerifyHumanProofHook,
 } from "./hooks";
 import { InMemoryHumanUsageStorage } from "./memory-stores";
-import type { HumanProofEvent, PoUVerifier } from "./types";
+import type { HumanProofEvent, PoUVerifier, ProofAdmission } from "./types";
 
 const agent = account(1);
 const secondAgentOfSameHuman = account(3);
@@ -131,6 +131,70 @@ describe("createVerifyHumanProofHook", () => {
     const proof = await sign(agent);
     expect(await hook(context(gated(), proof))).toBeUndefined();
     expect(await hook(context(gated(), proof))).toEqual({ abort: true, reason: "unknown_or_expired_nonce" });
+  });
+
+  it("spends the nonce whatever the outcome: after not_registered, a refused schema or an unreadable registry", async () => {
+    const verifier = registry(paired);
+    const { hook, events } = setup({ verifier });
+    const stranger = await sign(account(2));
+    expect(await hook(context(gated(), stranger))).toEqual({ abort: true, reason: "not_registered" });
+    const needsReview = await sign(agent);
+    const review = gated({ requiredAttestations: [DEFAULT_AGENT_OWNERSHIP_SCHEMA, REVIEW] });
+    expect(await hook(context(review, needsReview))).toEqual({
+      abort: true,
+      reason: "missing_required_attestation",
+    });
+    const whileDown = await sign(agent);
+    verifier.failing = true;
+    expect(await hook(context(gated(), whileDown))).toMatchObject({ reason: "verification_unavailable" });
+    verifier.failing = false;
+    const reported = events.length;
+    for (const proof of [stranger, needsReview, whileDown]) {
+      expect(await hook(context(gated(), proof))).toEqual({
+        abort: true,
+        reason: "unknown_or_expired_nonce",
+      });
+    }
+    // A replay reports nothing.
+    expect(events.length).toBe(reported);
+  });
+
+  it("takes nonce, use and events in one admission when given a store that does it in one step", async () => {
+    const admitted: ProofAdmission[] = [];
+    const storage = new InMemoryHumanUsageStorage();
+    const events: HumanProofEvent[] = [];
+    const hook = createVerifyHumanProofHook({
+      verifier: registry(paired),
+      storage,
+      admissions: {
+        async admit(admission) {
+          admitted.push(admission);
+          const use = admission.use;
+          const count = use ? await storage.incrementIfBelow(use.humanId, use.maxUse, use.scope) : null;
+          return { nonceFresh: admitted.filter((a) => a.nonce === admission.nonce).length === 1, count };
+        },
+      },
+      onEvent: (event) => {
+        events.push(event);
+      },
+    });
+    const proof = await sign(agent);
+    expect(await hook(context(gated({ maxUse: 1, scope: "s" }), proof))).toBeUndefined();
+    expect(admitted).toEqual([
+      {
+        nonce: JSON.parse(proof).nonce,
+        nonceExpiresAt: expect.any(Date),
+        resource: RESOURCE,
+        use: { humanId: "777", maxUse: 1, scope: "s" },
+        events: [expect.objectContaining({ type: "human_verified", humanId: "777" })],
+      },
+    ]);
+    expect(events.map((e) => e.type)).toEqual(["human_verified"]);
+    expect(await hook(context(gated({ maxUse: 1, scope: "s" }), await sign(agent)))).toEqual({
+      abort: true,
+      reason: "max_use_exceeded",
+    });
+    expect(events.map((e) => e.type)).toEqual(["human_verified", "human_verified", "max_use_exceeded"]);
   });
 
   it("enforces its own proof lifetime even when the agent dropped expirationTime", async () => {

@@ -7,14 +7,18 @@ import type {
   VerifyContext,
 } from "@x402/core/server";
 import { HUMAN_PROOF } from "../shared/constants";
+import { eventsOf, sequentialAdmissions } from "./admissions";
 import { expectedSigningTerms } from "./extension";
 import { InMemoryNonceStore } from "./memory-stores";
 import type {
+  HumanProofEvent,
   HumanUsageStorage,
   NonceStore,
   OnHumanProofEvent,
   PoUVerifier,
   PoUVerifierOptions,
+  ProofAdmission,
+  ProofAdmissions,
 } from "./types";
 import { recordReservation, releaseReservation } from "./usage-reservations";
 import { createPoUVerifier } from "./verifier";
@@ -43,6 +47,11 @@ export type CreateVerifyHumanProofHookOptions = {
   storage?: HumanUsageStorage;
   /** Where used nonces are remembered; default an in-memory store (one process only, development). */
   nonceStore?: NonceStore;
+  /**
+   * Takes nonce, use and events in one atomic step; default `nonceStore`, then `storage`, one after another.
+   * The rollback hooks still give uses back through `storage`.
+   */
+  admissions?: ProofAdmissions;
   /** Oldest `issuedAt` accepted, whatever `expirationTime` the agent sent. Default 900 (15 minutes). */
   maxProofAgeSeconds?: number;
 };
@@ -71,73 +80,103 @@ function abort(reason: HumanProofHookReason, message?: string): HookResult {
   return message ? { abort: true, reason, message } : { abort: true, reason };
 }
 
+type Verdict = { refusal: HumanProofHookReason } | { use?: NonNullable<ProofAdmission["use"]> };
+
 /**
  * The x402 before-verify hook. Skips tiers without `extra.requiredAttestations`; otherwise checks everything
  * `verifyHumanProofRequest` checks, plus the signed `domain`, the proof's age and single use of its nonce,
- * extra schemas, and the per-human `maxUse` quota (taken last, given back by the rollback hooks).
+ * extra schemas, and the per-human `maxUse` quota (given back by the rollback hooks).
+ * Once the signature and the signed terms are good the nonce is spent whatever the outcome, in the same
+ * admission step that takes the use and records the events, after the registry was asked.
  */
 export function createVerifyHumanProofHook(
   options: CreateVerifyHumanProofHookOptions = {},
 ): BeforeVerifyHook {
   const { onEvent, storage } = options;
   const verifier = options.verifier ?? createPoUVerifier(options.verifierOptions ?? {});
-  const nonceStore = options.nonceStore ?? new InMemoryNonceStore();
+  const admissions =
+    options.admissions ??
+    sequentialAdmissions({ nonceStore: options.nonceStore ?? new InMemoryNonceStore(), storage });
   const maxAgeMs = (options.maxProofAgeSeconds ?? DEFAULT_MAX_PROOF_AGE_SECONDS) * 1000;
 
   async function check(context: VerifyContext, required: string[]): Promise<HookResult> {
     const { paymentPayload, requirements } = context;
     const declared = context.declaredExtensions?.[HUMAN_PROOF];
     const expected = expectedSigningTerms(declared, paymentPayload.resource?.url ?? "");
+    const events: HumanProofEvent[] = [];
+    let signed: Pick<ProofAdmission, "nonce" | "nonceExpiresAt"> | undefined;
 
-    const result = await verifyProof<HumanProofHookReason>(
-      verifier,
-      {
-        resource: expected.uri,
-        humanProofHeader: proofText(paymentPayload.extensions?.[HUMAN_PROOF]),
-        onEvent,
-      },
-      async (proof) => {
-        if (proof.domain !== expected.domain) return "wrong_domain_or_resource";
-        const issuedAt = parseIsoDate(proof.issuedAt) as number;
-        const now = Date.now();
-        if (issuedAt > now + CLOCK_SKEW_MS) return "invalid_issued_at";
-        if (now - issuedAt > maxAgeMs) return "message_expired";
-        const fresh = await nonceStore.consume(proof.nonce, new Date(issuedAt + maxAgeMs));
-        return fresh ? undefined : "unknown_or_expired_nonce";
-      },
-    );
-    if (!result.allowed) return abort(result.reason);
-    const { did, chainId, resolution } = result;
+    async function judge(): Promise<Verdict> {
+      const result = await verifyProof<HumanProofHookReason>(
+        verifier,
+        {
+          resource: expected.uri,
+          humanProofHeader: proofText(paymentPayload.extensions?.[HUMAN_PROOF]),
+          // Held back until the admission says the nonce was fresh: a replayed proof reports nothing.
+          onEvent: (event) => {
+            events.push(event);
+          },
+        },
+        async (proof) => {
+          if (proof.domain !== expected.domain) return "wrong_domain_or_resource";
+          const issuedAt = parseIsoDate(proof.issuedAt) as number;
+          const now = Date.now();
+          if (issuedAt > now + CLOCK_SKEW_MS) return "invalid_issued_at";
+          if (now - issuedAt > maxAgeMs) return "message_expired";
+          signed = { nonce: proof.nonce, nonceExpiresAt: new Date(issuedAt + maxAgeMs) };
+          return undefined;
+        },
+      );
+      if (!result.allowed) return { refusal: result.reason };
+      const { did, chainId, resolution } = result;
 
-    const extraSchemas = required.filter((schema) => schema !== verifier.ownershipSchema);
-    if (extraSchemas.length) {
-      if (!verifier.hasAttestation) return abort("verifier_cannot_check_attestations");
-      for (const schema of extraSchemas) {
-        if (!(await verifier.hasAttestation(did, chainId, schema)))
-          return abort("missing_required_attestation");
+      const extraSchemas = required.filter((schema) => schema !== verifier.ownershipSchema);
+      if (extraSchemas.length) {
+        if (!verifier.hasAttestation) return { refusal: "verifier_cannot_check_attestations" };
+        for (const schema of extraSchemas) {
+          if (!(await verifier.hasAttestation(did, chainId, schema)))
+            return { refusal: "missing_required_attestation" };
+        }
       }
+
+      const extra = requirements.extra as Record<string, unknown> | undefined;
+      const maxUse = extra?.maxUse;
+      if (maxUse === undefined) return {};
+      if (typeof maxUse !== "number" || !Number.isSafeInteger(maxUse) || maxUse < 1)
+        return { refusal: "invalid_max_use_value" };
+      if (!storage) return { refusal: "misconfigured_max_use_storage" };
+      const scope = typeof extra?.scope === "string" && extra.scope ? extra.scope : expected.uri;
+      return { use: { humanId: resolution.humanId, maxUse, scope } };
     }
 
-    const extra = requirements.extra as Record<string, unknown> | undefined;
-    const maxUse = extra?.maxUse;
-    if (maxUse === undefined) return undefined;
-    if (typeof maxUse !== "number" || !Number.isSafeInteger(maxUse) || maxUse < 1)
-      return abort("invalid_max_use_value");
-    if (!storage) return abort("misconfigured_max_use_storage");
-    const scope = typeof extra?.scope === "string" && extra.scope ? extra.scope : expected.uri;
-    const count = await storage.incrementIfBelow(resolution.humanId, maxUse, scope);
-    if (count === null) {
-      await onEvent?.({
-        type: "max_use_exceeded",
-        resource: expected.uri,
-        humanId: resolution.humanId,
-        maxUse,
-        scope,
-      });
-      return abort("max_use_exceeded");
+    let verdict: Verdict;
+    try {
+      verdict = await judge();
+    } catch (error) {
+      // The registry could not be asked: the proof is spent all the same.
+      if (signed) await admissions.admit({ ...signed, resource: expected.uri, events: [] });
+      throw error;
     }
-    recordReservation(storage, paymentPayload, { humanId: resolution.humanId, scope });
-    return undefined;
+    if (!signed) return "refusal" in verdict ? abort(verdict.refusal) : undefined;
+
+    const admission: ProofAdmission = {
+      ...signed,
+      resource: expected.uri,
+      events,
+      ...("use" in verdict ? { use: verdict.use } : {}),
+    };
+    const { nonceFresh, count } = await admissions.admit(admission);
+    if (!nonceFresh) return abort("unknown_or_expired_nonce");
+    const { use } = admission;
+    if (use && count !== null && storage) recordReservation(storage, paymentPayload, use);
+    try {
+      for (const event of eventsOf(admission, count)) await onEvent?.(event);
+    } catch (error) {
+      if (storage) await releaseReservation(storage, paymentPayload);
+      throw error;
+    }
+    if ("refusal" in verdict) return abort(verdict.refusal);
+    return use && count === null ? abort("max_use_exceeded") : undefined;
   }
 
   return async (context) => {

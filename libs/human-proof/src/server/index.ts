@@ -15,6 +15,7 @@ export type {
   SignatureType,
   SupportedChain,
 } from "../shared/types";
+export { maxUseExceededEvent, type SequentialAdmissionsOptions, sequentialAdmissions } from "./admissions";
 export { buildHumanProofSchema } from "./challenge-schema";
 export { type ConfigureHumanProofServerOptions, configureHumanProofServer } from "./configure";
 export {
@@ -46,6 +47,7 @@ export { type CachingPoUVerifier, cachePositiveLookups, type LookupCacheOptions 
 export { InMemoryHumanUsageStorage, InMemoryNonceStore } from "./memory-stores";
 export { DEFAULT_PAYWALL_HTML, paywallInstructions } from "./paywall";
 export type {
+  AdmissionOutcome,
   HumanNotRegisteredEvent,
   HumanProofEvent,
   HumanResolution,
@@ -56,6 +58,8 @@ export type {
   OnHumanProofEvent,
   PoUVerifier,
   PoUVerifierOptions,
+  ProofAdmission,
+  ProofAdmissions,
 } from "./types";
 export { createPoUVerifier } from "./verifier";
 export {

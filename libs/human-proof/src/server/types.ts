@@ -71,3 +71,33 @@ export interface NonceStore {
    */
   consume(nonce: string, expiresAt: Date): Promise<boolean>;
 }
+
+/** What a proof that passed its checks takes: its nonce, and on a tier with `maxUse` one use of the human's quota. */
+export type ProofAdmission = {
+  nonce: string;
+  /** When a proof with this nonce is refused for age anyway; the nonce may be forgotten after it. */
+  nonceExpiresAt: Date;
+  /** The resource paid for, as the events name it. */
+  resource: string;
+  /** One use to take, if the counter is below `maxUse`. */
+  use?: { humanId: string; maxUse: number; scope: string };
+  /** Events of the verification itself (`human_verified`, `human_not_registered`). */
+  events: HumanProofEvent[];
+};
+
+export type AdmissionOutcome = {
+  /** False when the nonce had been used already: nothing else was taken or recorded. */
+  nonceFresh: boolean;
+  /** The human's count after taking the use; null when the limit was reached or no use was asked for. */
+  count: number | null;
+};
+
+/**
+ * Consumes a proof's nonce and, only when it was fresh, takes the use and records the admission's events (plus
+ * `max_use_exceeded` when the use is refused), as one atomic step: a store that implements it (one statement
+ * in Postgres, say) replaces a `NonceStore`, `HumanUsageStorage.incrementIfBelow` and an event write, three
+ * round trips, by one. The hook still passes every event to `onEvent` afterwards.
+ */
+export interface ProofAdmissions {
+  admit(admission: ProofAdmission): Promise<AdmissionOutcome>;
+}

@@ -5,10 +5,12 @@ import {
   type HumanNotRegisteredData,
   type HumanVerifiedData,
   type MaxUseExceededData,
+  type OutboxEvent,
   type PaymentFailedData,
   type PaymentSettledData,
   type Topology,
 } from "@humanpass/events";
+import type { HumanProofEvent } from "@humanpass/human-proof";
 import type { Logger } from "@humanpass/telemetry";
 import { Value } from "@sinclair/typebox/value";
 import { SERVICE_NAME } from "../config";
@@ -29,9 +31,55 @@ export interface PaymentEvents {
   drain?(): Promise<void>;
 }
 
+/** A human-proof hook event as the PAYMENTS event of the same type. */
+export function paymentEventOf(event: HumanProofEvent): { type: PaymentEventType; data: unknown } {
+  switch (event.type) {
+    case "human_verified":
+      return {
+        type: event.type,
+        data: {
+          humanId: event.humanId,
+          verifiedAt: event.verifiedAt,
+          humanDid: event.humanDid,
+          resource: event.resource,
+          agentDid: event.agentDid,
+        },
+      };
+    case "human_not_registered":
+      return { type: event.type, data: { did: event.did, resource: event.resource } };
+    case "max_use_exceeded":
+      return {
+        type: event.type,
+        data: { humanId: event.humanId, maxUse: event.maxUse, resource: event.resource, scope: event.scope },
+      };
+  }
+}
+
 /**
- * Writes each event to the outbox, after checking it against the catalog schema its consumers use. None of them
- * shares a transaction with a state change of ours (a settlement is on chain, a verification changes nothing).
+ * The event for the outbox, once checked against the catalog schema its consumers use; undefined (and logged)
+ * when it does not match, so a malformed event is never published.
+ */
+export function checkedPaymentEvent(
+  type: PaymentEventType,
+  data: unknown,
+  logger: Logger,
+): OutboxEvent | undefined {
+  const schema = eventSchema("PAYMENTS", type);
+  if (!schema || !Value.Check(schema, data)) {
+    const problem = schema ? [...Value.Errors(schema, data)][0] : undefined;
+    logger.error(
+      { type, data, problem: problem && `${problem.path}: ${problem.message}` },
+      "payment event does not match its schema; not written",
+    );
+    return undefined;
+  }
+  return { stream: "PAYMENTS", source: SERVICE_NAME, type, data };
+}
+
+/**
+ * Writes each event to the outbox, checked against the catalog. The human-proof events go with the nonce and
+ * quota they describe (`PostgresProofAdmissions`); these are the others, which share no transaction with a
+ * state change of ours (a settlement is on chain), and the human-proof ones when the quota lives in memory.
  * `emit` resolves once the row is committed, so a caller that awaits it (settlement, before the response) loses
  * nothing to a crash; events raised through the SDK's synchronous `onEvent` are written in the background and
  * `drain` (at shutdown) waits for them. A write that fails is logged and does not fail the payment it describes.
@@ -44,18 +92,11 @@ export function outboxPaymentEvents(
   const inFlight = new Set<Promise<void>>();
 
   async function write(type: PaymentEventType, data: unknown): Promise<void> {
-    const schema = eventSchema("PAYMENTS", type);
-    if (!schema || !Value.Check(schema, data)) {
-      const problem = schema ? [...Value.Errors(schema, data)][0] : undefined;
-      logger.error(
-        { type, data, problem: problem && `${problem.path}: ${problem.message}` },
-        "payment event does not match its schema; not written",
-      );
-      return;
-    }
+    const event = checkedPaymentEvent(type, data, logger);
+    if (!event) return;
     try {
       // enqueue captures the caller's trace context before its first await, so the event keeps it.
-      await enqueue(db, topology, { stream: "PAYMENTS", source: SERVICE_NAME, type, data });
+      await enqueue(db, topology, event);
     } catch (error) {
       logger.error({ err: error, type }, "payment event could not be written to the outbox");
     }

@@ -4,8 +4,8 @@ import {
   HUMAN_PROOF,
   type HumanProofEvent,
   type HumanUsageStorage,
-  type NonceStore,
   type PoUVerifier,
+  type ProofAdmissions,
 } from "@humanpass/human-proof";
 import type { Logger } from "@humanpass/telemetry";
 import { currentPaymentRequest } from "@humanpass/x402-fastify";
@@ -38,7 +38,8 @@ export interface PaymentServerOptions {
   verifier: PoUVerifier;
   /** Per-human counters; without it a tier with `maxUse` is refused with `misconfigured_max_use_storage`. */
   storage?: HumanUsageStorage;
-  nonceStore: NonceStore;
+  /** Takes each proof's nonce and use and records its events. */
+  admissions: ProofAdmissions;
   maxProofAgeSeconds?: number;
   events: PaymentEvents;
   logger: Logger;
@@ -73,10 +74,10 @@ export function createPaymentServer(options: PaymentServerOptions): x402HTTPReso
   configureHumanProofServer(server, {
     verifier,
     storage: options.storage,
-    nonceStore: options.nonceStore,
+    admissions: options.admissions,
     maxProofAgeSeconds: options.maxProofAgeSeconds,
     extensionOptions: { agentOwnershipSchema: verifier.ownershipSchema },
-    onEvent: (event) => emitHumanProofEvent(event, events),
+    onEvent: rememberVerifiedHuman,
   });
   registerPaymentEventHooks(server, events, humanIdOf);
 
@@ -139,30 +140,9 @@ function withTokenDomain(price: Exclude<TierConfig["price"], string>, asset: Ass
   return { ...price, extra: { name: asset.name, version: asset.version, ...price.extra } };
 }
 
-async function emitHumanProofEvent(event: HumanProofEvent, events: PaymentEvents): Promise<void> {
-  switch (event.type) {
-    case "human_verified": {
-      const request = currentPaymentRequest();
-      if (request) rememberHumanId(request, event.humanId);
-      await events.emit("human_verified", {
-        humanId: event.humanId,
-        verifiedAt: event.verifiedAt,
-        humanDid: event.humanDid,
-        resource: event.resource,
-        agentDid: event.agentDid,
-      });
-      return;
-    }
-    case "human_not_registered":
-      await events.emit("human_not_registered", { did: event.did, resource: event.resource });
-      return;
-    case "max_use_exceeded":
-      await events.emit("max_use_exceeded", {
-        humanId: event.humanId,
-        maxUse: event.maxUse,
-        resource: event.resource,
-        scope: event.scope,
-      });
-      return;
-  }
+/** The admission recorded the events; the payment's own events (settled, failed) name the human found here. */
+function rememberVerifiedHuman(event: HumanProofEvent): void {
+  if (event.type !== "human_verified") return;
+  const request = currentPaymentRequest();
+  if (request) rememberHumanId(request, event.humanId);
 }

@@ -33,7 +33,7 @@ import type { Address, Hex } from "viem";
 import { buildApp } from "../../src/app";
 import { SCHEMA } from "../../src/config";
 import { migrations } from "../../src/db/migrations";
-import { PostgresNonceStore } from "../../src/db/nonce-store";
+import { PostgresProofAdmissions } from "../../src/db/proof-admissions";
 import { PostgresHumanUsageStorage } from "../../src/db/usage-storage";
 import { outboxPaymentEvents } from "../../src/events/payment-events";
 import { type PaidRouteConfig, parseRoutesFile, type RoutesConfigFile } from "../../src/routes-file";
@@ -161,7 +161,7 @@ export async function startStack(label: string): Promise<Stack> {
         facilitator: options.facilitator ?? facilitator,
         verifier: options.verifier ?? verifier(),
         storage: options.storage === null ? undefined : (options.storage ?? storage),
-        nonceStore: new PostgresNonceStore(db),
+        admissions: new PostgresProofAdmissions(db, topology, logger),
         events,
         rateLimit: false,
       });

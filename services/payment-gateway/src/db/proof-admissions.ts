@@ -1,0 +1,83 @@
+import { type Kysely, sql } from "@humanpass/db";
+import { type OutboxEvent, outboxRows, type Topology } from "@humanpass/events";
+import {
+  type AdmissionOutcome,
+  type HumanProofEvent,
+  maxUseExceededEvent,
+  type ProofAdmission,
+  type ProofAdmissions,
+} from "@humanpass/human-proof";
+import type { Logger } from "@humanpass/telemetry";
+import { checkedPaymentEvent, paymentEventOf } from "../events/payment-events";
+import type { Database } from "./types";
+
+/**
+ * Human-proof admissions shared by every gateway instance, each one statement: the proof's nonce is inserted
+ * once (unique key), and only if it was new the human's counter is incremented if below `maxUse` (conditional
+ * upsert) and the events go to the outbox, `max_use_exceeded` only when the counter was at its cap. One round
+ * trip and one commit, and the events exist exactly when the nonce and the use do.
+ */
+export class PostgresProofAdmissions implements ProofAdmissions {
+  private lastPurge = 0;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly topology: Topology,
+    private readonly logger: Logger,
+    private readonly purgeIntervalMs = 60_000,
+  ) {}
+
+  async admit(admission: ProofAdmission): Promise<AdmissionOutcome> {
+    this.purgeExpired();
+    const { nonce, nonceExpiresAt, use, resource } = admission;
+    const rows = [
+      ...this.rows(admission.events, false),
+      ...(use ? this.rows([maxUseExceededEvent(resource, use)], true) : []),
+    ];
+    const { rows: result } = await sql<{ fresh: boolean; count: number | null }>`
+      with fresh as (
+        insert into used_proof_nonces (nonce, expires_at) values (${nonce}, ${nonceExpiresAt})
+        on conflict (nonce) do nothing
+        returning nonce
+      ), used as (
+        insert into human_usage as u (human_id, scope, count)
+        select ${use?.humanId ?? ""}, ${use?.scope ?? ""}, 1 from fresh
+        where ${use !== undefined}::boolean and ${use?.maxUse ?? 0}::integer >= 1
+        on conflict (human_id, scope) do update set count = u.count + 1, updated_at = now()
+          where u.count < ${use?.maxUse ?? 0}::integer
+        returning u.count
+      ), written as (
+        insert into outbox (id, subject, event, trace)
+        select r.id, r.subject, r.event, r.trace
+        from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+          as r(id uuid, subject text, event jsonb, trace jsonb, on_refusal boolean)
+        where exists (select from fresh) and (not r.on_refusal or not exists (select from used))
+      )
+      select exists (select from fresh) as fresh, (select count from used) as count`.execute(this.db);
+    const outcome = result[0] as { fresh: boolean; count: number | null };
+    return { nonceFresh: outcome.fresh, count: outcome.count };
+  }
+
+  private rows(events: HumanProofEvent[], onRefusal: boolean) {
+    const checked = events
+      .map((event) => {
+        const { type, data } = paymentEventOf(event);
+        return checkedPaymentEvent(type, data, this.logger);
+      })
+      .filter((event): event is OutboxEvent => event !== undefined);
+    return outboxRows(this.topology, checked).map((row) => ({ ...row, on_refusal: onRefusal }));
+  }
+
+  // A proof past its expiry is refused for age before its nonce is looked at, so its row can go; off the
+  // request's path, as nothing waits for it.
+  private purgeExpired(): void {
+    const now = Date.now();
+    if (now - this.lastPurge < this.purgeIntervalMs) return;
+    this.lastPurge = now;
+    this.db
+      .deleteFrom("used_proof_nonces")
+      .where("expires_at", "<", new Date(now))
+      .execute()
+      .catch((error) => this.logger.warn({ err: error }, "expired proof nonces could not be purged"));
+  }
+}
