@@ -21,6 +21,7 @@ const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? "32,100").split(",").map(Number);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
+const IMAGE_NODE_OPTIONS = ["--max-semi-space-size=64"];
 
 const dbUrl = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
 const REUSED = process.env.BENCH_DB;
@@ -105,10 +106,15 @@ async function load(): Promise<void> {
 }
 
 function startServer(mode: "api" | "bare"): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(HERE, "server.ts"), mode], {
-    env: { ...process.env, DATABASE_URL: databaseUrl },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  // The runtime flags of the API's image (services/attestations-api/Dockerfile), for both servers.
+  const child = spawn(
+    process.execPath,
+    [...IMAGE_NODE_OPTIONS, "--import", "tsx", path.join(HERE, "server.ts"), mode],
+    {
+      env: { ...process.env, DATABASE_URL: databaseUrl },
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   return new Promise((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (chunk) => {
