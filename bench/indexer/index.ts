@@ -31,6 +31,8 @@ import { createIndexer } from "../../services/chain-indexer/src/indexer";
 import { createIndexerMetrics } from "../../services/chain-indexer/src/metrics";
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 10_000);
+const BLOCK_RANGE = BigInt(process.env.BENCH_BLOCK_RANGE ?? 2_000);
+const MAX_LOGS_PER_COMMIT = Number(process.env.BENCH_MAX_LOGS_PER_COMMIT ?? 5_000);
 const SCHEMAS = [
   { name: "AgentOwnership", schema: "bytes data", values: () => ["0x"] },
   { name: "Review", schema: "uint8 stars,string comment", values: (n: number) => [n % 6, `review ${n}`] },
@@ -138,8 +140,8 @@ try {
       schemaRegistries: [devnet.addresses.schemaRegistry, devnet.addresses.legacySchemaRegistry],
       startBlock: 0n,
       confirmations: 1n,
-      blockRange: 2_000n,
-      maxLogsPerCommit: 5_000,
+      blockRange: BLOCK_RANGE,
+      maxLogsPerCommit: MAX_LOGS_PER_COMMIT,
       readBatchSize: 100,
       readConcurrency: 2,
       multicallAddress: devnet.addresses.multicall3,
@@ -152,6 +154,7 @@ try {
   const expected = RECORDS + SCHEMAS.length;
   done = measured(pid);
   const started = Date.now();
+  const cpu = process.cpuUsage();
   indexer.start();
   const stream = streamName(topology, "CHAIN");
   let indexedAt = 0;
@@ -164,11 +167,13 @@ try {
     if (state.messages >= expected) break;
     await new Promise((r) => setTimeout(r, 20));
   }
+  const { user, system } = process.cpuUsage(cpu);
   await indexer.stop();
   await relay.stop();
   process.stdout.write(
     `indexer backfill, chain → events in the outbox: ${rate(expected, indexedAt - started)} (${indexedAt - started} ms)\n` +
-      `indexer backfill, chain → events published to JetStream: ${done(expected)}\n` +
+      `indexer backfill, chain → events published to JetStream: ${done(expected)}; ` +
+      `indexer and relay CPU ${Math.round((user + system) / 1000)} ms\n` +
       `(load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores)\n`,
   );
 } finally {

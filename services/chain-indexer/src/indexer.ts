@@ -5,7 +5,7 @@ import type { Hex } from "viem";
 import { type OnChainAttestation, readAttestationBatch } from "./chain/attestations";
 import type { ChainClient } from "./chain/client";
 import { type BlockHeader, fetchHeaders } from "./chain/headers";
-import { fetchRegistryLogs, isRangeRefused, type RegistryLog } from "./chain/logs";
+import { fetchRegistryLogs, isRangeRefused, type RegistryLog, wholeBlocksWithin } from "./chain/logs";
 import { type RecordedLog, rebuildRecords } from "./chain/records";
 import { type RetryOptions, rpcErrorReason, StoppedError, sleep, withRetry } from "./chain/retry";
 import { type ChainTransaction, fetchTransactions } from "./chain/transactions";
@@ -19,9 +19,10 @@ import {
   pruneBelow,
   recentBlocks,
   recordRange,
+  type StoredBlock,
 } from "./db/progress";
 import type { ChainIndexerDb } from "./db/schema";
-import { buildRangeEvents, SOURCE } from "./events/build";
+import { buildRangeEvents, type RangeEvents, SOURCE } from "./events/build";
 import type { IndexerMetrics } from "./metrics";
 import { ProgressReporter } from "./progress";
 
@@ -53,6 +54,27 @@ class InconsistentRangeError extends Error {
 
 const ANCESTOR_PAGE = 100;
 
+interface PreparedRange {
+  kind: "range";
+  from: bigint;
+  to: bigint;
+  toHash: Hex;
+  head: bigint;
+  safe: bigint;
+  built: RangeEvents;
+  blocks: StoredBlock[];
+  /** Records read with getAttestation. */
+  reads: number;
+}
+
+/** The last block a range's logs were read up to, and its hash then. */
+interface Anchor {
+  number: bigint;
+  hash: Hex;
+}
+
+type Prepared = PreparedRange | { kind: "idle" } | { kind: "reorg" };
+
 export function createIndexer(deps: IndexerDeps): Indexer {
   const { db, client, topology, settings, logger, metrics } = deps;
   const { chainId } = settings;
@@ -78,8 +100,19 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     return new Map(unique.map((n, i) => [n, found[i] ?? null]));
   }
 
-  /** Logs of [from, to]; the range shrinks while the RPC refuses it or it holds more than one commit should. */
+  /** Logs read past the last range given out, with the header they were read under, for the range after it. */
+  let carried: { from: bigint; logs: RegistryLog[]; anchor: Anchor } | undefined;
+
+  /**
+   * Logs of [from, to], read while the header of `anchor` (the last block asked for) stayed the same; the caller
+   * checks it still is. The range halves while the RPC refuses it and grows back afterwards. A range holding more
+   * logs than one commit should ends at the last whole block that fits; the logs after it are kept for the next
+   * range rather than read again.
+   */
   async function logsOfRange(from: bigint, safe: bigint) {
+    const kept = carried?.from === from ? carried : undefined;
+    carried = undefined;
+    if (kept) return commitSized(kept.logs, kept.anchor);
     for (;;) {
       const to = minBig(from + blockRange - 1n, safe);
       const before = (await headers([to])).get(to);
@@ -88,13 +121,8 @@ export function createIndexer(deps: IndexerDeps): Indexer {
         const logs = await rpc("eth_getLogs", () => fetchRegistryLogs(client, addresses, from, to), {
           isFinal: isRangeRefused,
         });
-        if (logs.length > settings.maxLogsPerCommit && to > from) {
-          blockRange = maxBig(1n, (to - from + 1n) / 2n);
-          continue;
-        }
-        // Grow back slowly after a shrink, up to the configured size.
         if (blockRange < settings.blockRange) blockRange = minBig(settings.blockRange, blockRange * 2n);
-        return { to, logs, toHash: before.hash };
+        return commitSized(logs, { number: to, hash: before.hash });
       } catch (error) {
         if (!isRangeRefused(error) || to === from) throw error;
         blockRange = maxBig(1n, (to - from + 1n) / 2n);
@@ -104,6 +132,14 @@ export function createIndexer(deps: IndexerDeps): Indexer {
         );
       }
     }
+  }
+
+  function commitSized(logs: RegistryLog[], anchor: Anchor) {
+    if (logs.length <= settings.maxLogsPerCommit) return { to: anchor.number, logs, anchor };
+    const count = wholeBlocksWithin(logs, settings.maxLogsPerCommit);
+    const to = logs[count - 1]!.blockNumber;
+    carried = { from: to + 1n, logs: logs.slice(count), anchor };
+    return { to, logs: logs.slice(0, count), anchor };
   }
 
   async function readAttestations(ids: Hex[], blockNumber: bigint): Promise<Map<Hex, OnChainAttestation>> {
@@ -228,38 +264,31 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     );
   }
 
-  async function step(): Promise<StepResult> {
-    const cursor = await loadCursor(db, chainId);
+  /** Reads and builds the next range after `cursor`, or says that there is none yet or that the chain reorganized. */
+  async function prepare(cursor: Cursor | undefined): Promise<Prepared> {
     const head = await rpc("eth_blockNumber", () => client.getBlockNumber({ cacheTime: 0 }));
     metrics.headBlock.set(Number(head));
     const safe = head - settings.confirmations;
     const from = cursor ? cursor.blockNumber + 1n : settings.startBlock;
     if (cursor) metrics.headLag.set(Number(head - cursor.blockNumber));
-    if (from > safe) {
-      if (cursor && !(await isCanonical(cursor))) {
-        await rollBack(cursor);
-        return "reverted";
-      }
-      return "idle";
-    }
+    if (from > safe) return { kind: cursor && !(await isCanonical(cursor)) ? "reorg" : "idle" };
 
-    const { to, logs, toHash } = await logsOfRange(from, safe);
+    const { to, logs, anchor } = await logsOfRange(from, safe);
     // The transactions of recorded attestations; asked in the same tick, they share the headers' JSON-RPC batch.
     const recordingTxs = settings.readEveryRecord
       ? []
       : logs.filter((l) => l.eventName === "AttestationRecorded").map((l) => l.transactionHash);
     const [seen, sent] = await Promise.all([
-      headers([from, to, ...logs.map((l) => l.blockNumber)]),
+      headers([from, to, anchor.number, ...logs.map((l) => l.blockNumber)]),
       transactions(recordingTxs),
     ]);
     const fromHeader = seen.get(from);
-    if (cursor && fromHeader && fromHeader.parentHash !== cursor.blockHash) {
-      await rollBack(cursor);
-      return "reverted";
-    }
+    if (cursor && fromHeader && fromHeader.parentHash !== cursor.blockHash) return { kind: "reorg" };
+    const toHash = seen.get(to)?.hash;
     const consistent =
       fromHeader &&
-      seen.get(to)?.hash === toHash &&
+      toHash &&
+      seen.get(anchor.number)?.hash === anchor.hash &&
       logs.every((l) => seen.get(l.blockNumber)?.hash === l.blockHash) &&
       logs.every(
         (l) => !sent.has(l.transactionHash) || sent.get(l.transactionHash)?.blockHash === l.blockHash,
@@ -269,18 +298,23 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     const blockHeaders = new Map([...seen].filter((e): e is [bigint, BlockHeader] => e[1] !== null));
     const { attestations, revocationTimes, reads } = await recordsOfRange(logs, blockHeaders, sent, to);
     const built = buildRangeEvents({ chainId, logs, headers: blockHeaders, attestations, revocationTimes });
-    const stored = [
+    const blocks = [
       { number: to, hash: toHash },
       ...[...new Map(logs.map((l) => [l.blockNumber, l.blockHash])).entries()]
         .filter(([n]) => n !== to)
         .map(([number, hash]) => ({ number, hash })),
     ];
+    return { kind: "range", from, to, toHash, head, safe, built, blocks, reads };
+  }
+
+  async function commit(cursor: Cursor | undefined, range: PreparedRange): Promise<void> {
+    const { from, to, toHash, head, safe, built } = range;
     await db.transaction().execute(async (trx) => {
       // First: the conditional update locks the cursor row, so a second indexer on this database waits here and
       // then fails cleanly instead of writing the same range.
       await moveCursor(trx, chainId, cursor, { blockNumber: to, blockHash: toHash });
       await enqueue(trx, topology, built.events);
-      await recordRange(trx, chainId, stored, built.emitted);
+      await recordRange(trx, chainId, range.blocks, built.emitted);
       await pruneBelow(trx, chainId, to - settings.reorgWindowBlocks);
     });
 
@@ -289,9 +323,37 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     metrics.records.inc({ type: "schema_registered" }, built.counts.schemas);
     metrics.records.inc({ type: "attestation_recorded" }, built.counts.attestations);
     metrics.records.inc({ type: "attestation_revoked" }, built.counts.revocations);
-    metrics.recordReads.inc(reads);
+    metrics.recordReads.inc(range.reads);
     progress.committed(from, to, safe, built.events.length);
     logger.debug({ from: Number(from), to: Number(to), events: built.events.length }, "range indexed");
+  }
+
+  /** The range after the one being committed, read meanwhile; used only if the cursor is then where it expects. */
+  let ahead: { after: Cursor; prepared: Promise<Prepared | undefined> } | undefined;
+
+  /** The range read ahead, if it follows `cursor`; a stale one is still awaited, so no read outlives its step. */
+  async function takeAhead(cursor: Cursor | undefined): Promise<PreparedRange | undefined> {
+    const early = ahead;
+    ahead = undefined;
+    if (!early) return undefined;
+    const prepared = await early.prepared;
+    const follows =
+      cursor?.blockNumber === early.after.blockNumber && cursor.blockHash === early.after.blockHash;
+    return follows && prepared?.kind === "range" ? prepared : undefined;
+  }
+
+  async function step(): Promise<StepResult> {
+    const cursor = await loadCursor(db, chainId);
+    const prepared = (await takeAhead(cursor)) ?? (await prepare(cursor));
+    if (prepared.kind === "reorg") {
+      await rollBack(cursor!);
+      return "reverted";
+    }
+    if (prepared.kind === "idle") return "idle";
+    const after = { blockNumber: prepared.to, blockHash: prepared.toHash };
+    // Its failures are not this step's: the range is prepared again, and fails again, in the next step.
+    ahead = { after, prepared: prepare(after).catch(() => undefined) };
+    await commit(cursor, prepared);
     return "indexed";
   }
 
@@ -332,6 +394,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     async stop() {
       abort.abort();
       await loop;
+      await ahead?.prepared;
     },
   };
 }

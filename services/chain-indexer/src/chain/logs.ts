@@ -23,6 +23,20 @@ export async function fetchRegistryLogs(
   );
 }
 
+/**
+ * How many of `logs` (in chain order) make whole blocks and at most `max` logs; when the first block alone has
+ * more, all of it, since a block is never split between commits.
+ */
+export function wholeBlocksWithin(logs: readonly RegistryLog[], max: number): number {
+  if (logs.length <= max) return logs.length;
+  let end = max;
+  while (end > 0 && logs[end]!.blockNumber === logs[end - 1]!.blockNumber) end--;
+  if (end > 0) return end;
+  end = 1;
+  while (end < logs.length && logs[end]!.blockNumber === logs[0]!.blockNumber) end++;
+  return end;
+}
+
 const RANGE_REFUSED =
   /block range|range (is )?too (large|wide|big)|too many (blocks|results|logs)|limit exceeded|limited to (a )?\d+ blocks?|exceeds? (the )?(max|limit)|more than \d+ (results|logs)|response size|query returned more than/i;
 
