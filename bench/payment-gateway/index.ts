@@ -3,9 +3,14 @@
 // API's read model holds one ownership record and one nullifier per agent.
 // Payment headers are built before the clock starts (x402 client, EIP-3009 signature, and for the human tier a
 // signed human proof with its own nonce), so the figures are the gateway's: the standard tier (x402 verify and
-// settle against the mock facilitator) and the human tier (the same plus signature recovery, the attestations-API
-// lookup, the nonce and the per-human counter in Postgres, and the human_verified event), in the same run.
-//   BENCH_REQUESTS (default 1500) per tier, BENCH_CONCURRENCY (default 16), BENCH_AGENTS (default 16).
+// settle against the mock facilitator, the payment_settled event) and the human tier (the same plus signature
+// recovery, the attestations-API lookup, the nonce, the per-human counter and the human_verified event).
+// Both tiers are measured in the same run at the same concurrency, in alternating rounds (standard, human, human,
+// standard, …) after a warm-up of both, so drift on a shared machine (other processes, the outbox relay catching
+// up) falls on both alike.
+//   BENCH_REQUESTS (default 1500) per tier and concurrency, BENCH_CONCURRENCY (default "1,16": each is measured),
+//   BENCH_ROUNDS (default 4) rounds per tier, BENCH_AGENTS (default 16); BENCH_PROFILE_DIR: the gateway writes a
+//   CPU profile there (node --cpu-prof) when it stops.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
@@ -33,7 +38,8 @@ import {
 } from "../../services/attestations-api/src/events/apply";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1500);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? "1,16").split(",").map(Number);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 16);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const NETWORK = "eip155:45056";
@@ -58,9 +64,13 @@ function freePort(): Promise<number> {
 
 const children: ChildProcess[] = [];
 
-async function startService(entry: string, env: Record<string, string>): Promise<string> {
+async function startService(
+  entry: string,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<string> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, entry)], {
+  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", path.join(ROOT, entry)], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -168,16 +178,17 @@ async function paymentHeaders(
   return headers;
 }
 
-async function run(
-  url: string,
-  headers: string[],
-): Promise<{ rps: number; p50: number; p99: number; failures: number }> {
+type Tier = "standard" | "human";
+type Sample = { latencies: number[]; seconds: number; failures: number };
+
+/** Sends `headers` as paid requests, `concurrency` at a time. */
+async function run(url: string, headers: string[], concurrency: number): Promise<Sample> {
   const latencies: number[] = [];
   let next = 0;
   let failures = 0;
   const started = performance.now();
   await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
+    Array.from({ length: concurrency }, async () => {
       for (;;) {
         const i = next++;
         if (i >= headers.length) return;
@@ -189,10 +200,32 @@ async function run(
       }
     }),
   );
-  const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
+  return { latencies, seconds: (performance.now() - started) / 1000, failures };
+}
+
+function summary(samples: Sample[]) {
+  const latencies = samples.flatMap((s) => s.latencies).sort((a, b) => a - b);
+  const seconds = samples.reduce((sum, s) => sum + s.seconds, 0);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
-  return { rps: headers.length / seconds, p50: at(0.5), p99: at(0.99), failures };
+  return {
+    rps: latencies.length / seconds,
+    p50: at(0.5),
+    p99: at(0.99),
+    failures: samples.reduce((sum, s) => sum + s.failures, 0),
+  };
+}
+
+/** Both tiers at one concurrency, in alternating rounds: standard, human, human, standard, … */
+async function compare(url: string, headers: Record<Tier, string[]>, concurrency: number) {
+  const samples: Record<Tier, Sample[]> = { standard: [], human: [] };
+  const size = Math.ceil(REQUESTS / ROUNDS);
+  for (let round = 0; round < ROUNDS; round++) {
+    const order: Tier[] = round % 2 === 0 ? ["standard", "human"] : ["human", "standard"];
+    for (const tier of order) {
+      samples[tier].push(await run(url, headers[tier].slice(round * size, (round + 1) * size), concurrency));
+    }
+  }
+  return { standard: summary(samples.standard), human: summary(samples.human) };
 }
 
 async function main() {
@@ -226,35 +259,50 @@ async function main() {
       ],
     }),
   );
-  const gateway = await startService("services/payment-gateway/src/main.ts", {
-    MOCK_FACILITATOR: "true",
-    EVM_ADDRESS: "0x000000000000000000000000000000000000dEaD",
-    ROUTES_FILE: routesFile,
-    ATTESTATIONS_API_URL: attestations,
-    RATE_LIMIT_ENABLED: "false",
-    NODE_ENV: "development",
-    INSTANCE_ID: prefix,
-  });
+  const gateway = await startService(
+    "services/payment-gateway/src/main.ts",
+    {
+      MOCK_FACILITATOR: "true",
+      EVM_ADDRESS: "0x000000000000000000000000000000000000dEaD",
+      ROUTES_FILE: routesFile,
+      ATTESTATIONS_API_URL: attestations,
+      RATE_LIMIT_ENABLED: "false",
+      NODE_ENV: "development",
+      INSTANCE_ID: prefix,
+    },
+    process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [],
+  );
   const url = `${gateway}/bench`;
 
-  process.stdout.write(`preparing ${REQUESTS} payments per tier (${AGENTS} agents)…\n`);
-  const warmup = await paymentHeaders(url, keys, true, 200);
-  const standard = await paymentHeaders(url, keys, false, REQUESTS);
-  const human = await paymentHeaders(url, keys, true, REQUESTS);
-  await run(url, warmup);
-
-  const results = { standard: await run(url, standard), human: await run(url, human) };
   process.stdout.write(
-    `concurrency ${CONCURRENCY}, ${REQUESTS} paid requests per tier, MOCK_FACILITATOR=true\n`,
+    `preparing ${REQUESTS} payments per tier and concurrency (${AGENTS} agents), plus a warm-up…\n`,
   );
-  for (const [tier, r] of Object.entries(results)) {
+  const prepare = async () => ({
+    standard: await paymentHeaders(url, keys, false, REQUESTS),
+    human: await paymentHeaders(url, keys, true, REQUESTS),
+  });
+  const warmup = {
+    standard: await paymentHeaders(url, keys, false, 300),
+    human: await paymentHeaders(url, keys, true, 300),
+  };
+  const batches = [];
+  for (const _ of CONCURRENCIES) batches.push(await prepare());
+  await compare(url, warmup, Math.max(...CONCURRENCIES));
+
+  process.stdout.write(
+    `${REQUESTS} paid requests per tier and concurrency, ${ROUNDS} alternating rounds each, MOCK_FACILITATOR=true\n`,
+  );
+  for (const [i, concurrency] of CONCURRENCIES.entries()) {
+    const results = await compare(url, batches[i], concurrency);
+    for (const [tier, r] of Object.entries(results)) {
+      process.stdout.write(
+        `c=${String(concurrency).padEnd(3)} ${tier.padEnd(9)} ${r.rps.toFixed(0).padStart(6)} paid req/s   p50 ${r.p50.toFixed(2)} ms   p99 ${r.p99.toFixed(2)} ms   non-200: ${r.failures}\n`,
+      );
+    }
     process.stdout.write(
-      `${tier.padEnd(9)} ${r.rps.toFixed(0).padStart(6)} paid req/s   p50 ${r.p50.toFixed(2)} ms   p99 ${r.p99.toFixed(2)} ms   non-200: ${r.failures}\n`,
+      `c=${String(concurrency).padEnd(3)} human tier adds ${(results.human.p50 - results.standard.p50).toFixed(2)} ms at p50\n`,
     );
   }
-  process.stdout.write(
-    `human tier adds ${(results.human.p50 - results.standard.p50).toFixed(2)} ms at p50\n`,
-  );
 }
 
 main()
