@@ -3,6 +3,7 @@ import path from "node:path";
 import { parse } from "yaml";
 import { validateCompose } from "./compose";
 import { checkComposeEnv, checkManifestEnv } from "./envcheck";
+import { imageProblems } from "./images";
 import { validateManifests } from "./k8s";
 import { parseManifests, renderKustomization } from "./kustomize";
 import { validateOtelConfig } from "./otel";
@@ -17,7 +18,10 @@ export interface DeployValidation {
   warnings: string[];
 }
 
-/** Validates `<root>/docker-compose.yml` and every `<root>/deploy/k8s/overlays/*` as rendered by kustomize. */
+/**
+ * Validates `<root>/docker-compose.yml`, the service Dockerfiles and every `<root>/deploy/k8s/overlays/*` as
+ * rendered by kustomize.
+ */
 export async function validateDeploy(root: string): Promise<DeployValidation> {
   const checked: string[] = [];
   const problems: Problem[] = [];
@@ -33,6 +37,9 @@ export async function validateDeploy(root: string): Promise<DeployValidation> {
     if (!existsSync(path.join(root, dockerfile[1]!)))
       warnings.push(`docker-compose.yml builds from ${dockerfile[1]}, which does not exist yet`);
   }
+  const images = imageProblems(root);
+  checked.push(...images.checked);
+  problems.push(...images.problems);
   const otelFile = path.join(root, "deploy/otel-collector.yaml");
   if (existsSync(otelFile)) {
     problems.push(...validateOtelConfig(readFileSync(otelFile, "utf8")));
