@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { getAddress, type Hex, hashMessage, hexToBytes, isHex, keccak256, recoverMessageAddress } from "viem";
+import { getAddress, type Hex, isHex, keccak256, recoverMessageAddress } from "viem";
 
 type NativeSecp256k1 = {
   ecdsaRecover(signature: Uint8Array, recoveryId: number, hash: Uint8Array, compressed: boolean): Uint8Array;
@@ -19,6 +19,13 @@ const native = loadNative();
 
 export const nativeRecovery = native !== undefined;
 
+// viem's hashMessage, without its round trips through hex text.
+function eip191Hash(message: string): Uint8Array {
+  const body = Buffer.from(message, "utf8");
+  const prefix = Buffer.from(`\x19Ethereum Signed Message:\n${body.length}`, "utf8");
+  return keccak256(Buffer.concat([prefix, body]), "bytes");
+}
+
 /**
  * The address that signed `message` with EIP-191 (`personal_sign`), or undefined when no signer can be
  * recovered from `signature`. Same answers as viem's `recoverMessageAddress`, which handles every form the
@@ -31,17 +38,13 @@ export async function recoverMessageSigner(
   if (!signature || !isHex(signature)) return undefined;
   try {
     if (native && signature.length === 132) {
-      const bytes = hexToBytes(signature);
+      const bytes = Buffer.from(signature.slice(2), "hex");
       const v = bytes[64] as number;
       const recoveryId = v >= 27 ? v - 27 : v;
       if (recoveryId !== 0 && recoveryId !== 1) return undefined;
-      const publicKey = native.ecdsaRecover(
-        bytes.subarray(0, 64),
-        recoveryId,
-        hexToBytes(hashMessage(message)),
-        false,
-      );
-      return getAddress(`0x${keccak256(publicKey.subarray(1)).slice(-40)}`);
+      const publicKey = native.ecdsaRecover(bytes.subarray(0, 64), recoveryId, eip191Hash(message), false);
+      const hash = keccak256(publicKey.subarray(1), "bytes");
+      return getAddress(`0x${Buffer.from(hash.subarray(12)).toString("hex")}`);
     }
     return await recoverMessageAddress({ message, signature: signature as Hex });
   } catch {
