@@ -1,9 +1,8 @@
-import { agentDidFromAddress } from "@humanpass/human-proof";
+import { agentDidFromAddress, recoverMessageSigner } from "@humanpass/human-proof";
 import type { Logger } from "@humanpass/telemetry";
 import type { HumanResolver } from "../attestations/human-resolver";
 import type { NonceStore } from "../nonces/nonce-store";
 import type { ClaimRecorder } from "./accept-claim";
-import { recoverSigner } from "./recover-signer";
 import { refuse } from "./refusals";
 
 export interface DirectClaimDeps {
@@ -26,26 +25,14 @@ function stringField(body: unknown, name: string): string | undefined {
  */
 export function directClaim(deps: DirectClaimDeps): (body: unknown) => Promise<DirectClaimResult> {
   const { nonces, resolver, recorder, logger } = deps;
-  // Deriving the DID (iden3 type and checksum) costs a third of the key recovery, and agents claim again and again.
-  const dids = new Map<string, string>();
-  const agentDidOf = (address: string) => {
-    let did = dids.get(address);
-    if (did === undefined) {
-      if (dids.size >= 10_000) dids.clear();
-      did = agentDidFromAddress(address);
-      dids.set(address, did);
-    }
-    return did;
-  };
-
   return async (body) => {
     const nonce = stringField(body, "nonce");
     const issued = nonce ? await nonces.consume(nonce, "direct") : null;
     if (!issued) throw refuse.unknownOrExpiredNonce();
 
-    const signer = await recoverSigner(issued.message, stringField(body, "signature"));
+    const signer = await recoverMessageSigner(issued.message, stringField(body, "signature"));
     if (!signer) throw refuse.invalidSignature();
-    const agentDid = agentDidOf(signer);
+    const agentDid = agentDidFromAddress(signer);
 
     let resolution: Awaited<ReturnType<HumanResolver["byAddress"]>>;
     try {
