@@ -1,8 +1,27 @@
-import { type Address, BaseError } from "viem";
+import {
+  type Address,
+  BaseError,
+  type ContractEventName,
+  formatLog,
+  numberToHex,
+  type ParseEventLogsReturnType,
+  parseEventLogs,
+  type RpcLog,
+  toEventSelector,
+} from "viem";
 import { indexedEventsAbi } from "./abi";
+import { AbiWords, MalformedAbiError } from "./abi-words";
 import type { ChainClient } from "./client";
 
-export type RegistryLog = Awaited<ReturnType<typeof fetchRegistryLogs>>[number];
+export type RegistryLog = ParseEventLogsReturnType<
+  typeof indexedEventsAbi,
+  ContractEventName<typeof indexedEventsAbi>,
+  true
+>[number];
+type RecordedLog = Extract<RegistryLog, { eventName: "AttestationRecorded" }>;
+
+const RECORDED = toEventSelector(indexedEventsAbi.find((item) => item.name === "AttestationRecorded")!);
+const TOPICS = [...new Set(indexedEventsAbi.map((item) => toEventSelector(item)))];
 
 /** Logs of both schema registry revisions and of the attestation registry, in chain order. */
 export async function fetchRegistryLogs(
@@ -10,17 +29,56 @@ export async function fetchRegistryLogs(
   addresses: Address[],
   fromBlock: bigint,
   toBlock: bigint,
-) {
-  const logs = await client.getLogs({
-    address: addresses,
-    events: indexedEventsAbi,
-    fromBlock,
-    toBlock,
-    strict: true,
+): Promise<RegistryLog[]> {
+  const raw = await client.request({
+    method: "eth_getLogs",
+    params: [
+      {
+        address: addresses,
+        topics: [TOPICS],
+        fromBlock: numberToHex(fromBlock),
+        toBlock: numberToHex(toBlock),
+      },
+    ],
   });
+  const logs: RegistryLog[] = [];
+  const others: RpcLog[] = [];
+  for (const log of raw) {
+    if (log.topics[0] !== RECORDED) others.push(log);
+    else {
+      const recorded = decodeRecorded(log);
+      if (recorded) logs.push(recorded);
+    }
+  }
+  logs.push(...parseEventLogs({ abi: indexedEventsAbi, logs: others, strict: true }));
   return logs.sort((a, b) =>
     a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1,
   );
+}
+
+/**
+ * `AttestationRecorded`, most of what a backfill reads, decoded by hand: viem's generic event decoder costs several
+ * times more CPU. Undefined for a log that does not decode as the event, which viem's strict decoding drops too;
+ * `logs.test.ts` holds it to viem's result.
+ */
+export function decodeRecorded(log: RpcLog): RecordedLog | undefined {
+  const [, id, schemaId] = log.topics;
+  if (log.topics.length !== 3 || !id || !schemaId) return undefined;
+  const data = new AbiWords(log.data);
+  try {
+    const args = {
+      id,
+      schemaId,
+      attesterIden3Id: data.uint(0),
+      recipientDid: data.string(data.offset(32)),
+      recipientIden3Id: data.uint(64),
+      timestamp: data.uint(96),
+    };
+    return formatLog(log, { args, eventName: "AttestationRecorded" }) as RecordedLog;
+  } catch (error) {
+    if (error instanceof MalformedAbiError) return undefined;
+    throw error;
+  }
 }
 
 /**
