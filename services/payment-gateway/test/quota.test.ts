@@ -198,6 +198,24 @@ describe("a failed payment does not consume quota", () => {
     );
   });
 
+  it("when settlement throws", async () => {
+    const gateway = await stack.startGateway({
+      routes: routes(),
+      facilitator: wrap({
+        settle: async () => {
+          throw new Error("RPC node unreachable");
+        },
+      }),
+    });
+    const { response, charged } = await payOnce(gateway);
+    expect(response.status).toBe(402);
+    expect(settlementOf(response)).toMatchObject({ success: false });
+    // The facilitator's reason is prose here, not a code: the body names the failure alone.
+    expect(await response.json()).toEqual({ error: "settlement_failed" });
+    expect(charged).toBe(0n);
+    expect(await stack.storage.count(HUMAN_ID, SCOPE)).toBe(0);
+  });
+
   it("when the handler fails after verification", async () => {
     const gateway = await stack.startGateway({ routes: routes() });
     const { response, charged } = await payOnce(gateway, "/proxied");
