@@ -169,10 +169,9 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     return results;
   }
 
-  async function transactions(hashes: Hex[]): Promise<Map<Hex, ChainTransaction | null>> {
+  function transactions(hashes: Hex[]): Promise<Map<Hex, ChainTransaction | null>> {
     const unique = [...new Set(hashes)];
-    const found = await rpc("eth_getTransactionByHash", () => fetchTransactions(client, unique));
-    return new Map(unique.map((hash, i) => [hash, found[i] ?? null]));
+    return rpc("eth_getTransactionByHash", () => fetchTransactions(client, unique));
   }
 
   /**

@@ -12,6 +12,7 @@ import {
 import { indexedEventsAbi } from "./abi";
 import { AbiWords, MalformedAbiError } from "./abi-words";
 import type { ChainClient } from "./client";
+import { isResponseTooLarge } from "./retry";
 
 export type RegistryLog = ParseEventLogsReturnType<
   typeof indexedEventsAbi,
@@ -104,6 +105,6 @@ const RANGE_REFUSED =
  */
 export function isRangeRefused(error: unknown): boolean {
   if (!(error instanceof BaseError)) return false;
-  if (error.walk((e) => (e as BaseError).name === "ResponseBodyTooLargeError")) return true;
+  if (isResponseTooLarge(error)) return true;
   return RANGE_REFUSED.test(`${error.details ?? ""} ${error.shortMessage} ${error.message}`);
 }

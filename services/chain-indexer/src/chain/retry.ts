@@ -20,6 +20,13 @@ export function rpcErrorReason(error: unknown): RpcErrorReason {
   return "other";
 }
 
+/** Whether the answer exceeded viem's response size limit: asking again for the same will not help. */
+export function isResponseTooLarge(error: unknown): boolean {
+  return (
+    error instanceof BaseError && !!error.walk((e) => (e as BaseError).name === "ResponseBodyTooLargeError")
+  );
+}
+
 /** Delay before attempt `attempt + 1`: exponential, capped, with jitter so many clients do not retry in step. */
 export function backoffDelay(policy: RetryPolicy, attempt: number, random = Math.random): number {
   const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** (attempt - 1));
