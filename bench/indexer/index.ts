@@ -27,7 +27,7 @@ import type { Hex } from "viem";
 import { readAttestationBatch } from "../../services/chain-indexer/src/chain/attestations";
 import { createChainClient } from "../../services/chain-indexer/src/chain/client";
 import { fetchHeaders } from "../../services/chain-indexer/src/chain/headers";
-import { fetchRegistryLogs } from "../../services/chain-indexer/src/chain/logs";
+import { fetchRegistryLogs, wholeBlocksWithin } from "../../services/chain-indexer/src/chain/logs";
 import { type RecordedLog, rebuildRecords } from "../../services/chain-indexer/src/chain/records";
 import { fetchTransactions } from "../../services/chain-indexer/src/chain/transactions";
 import { migrations } from "../../services/chain-indexer/src/db/migrations";
@@ -108,16 +108,27 @@ try {
 
   const recorded = logs.filter((l): l is RecordedLog => l.eventName === "AttestationRecorded");
   done = measured(pid);
-  const transactions = await fetchTransactions(client, [...new Set(recorded.map((l) => l.transactionHash))]);
-  const headers = await fetchHeaders(client, [...new Set(recorded.map((l) => l.blockNumber))]);
-  const rebuilt = rebuildRecords({
-    registry: devnet.addresses.attestationRegistry,
-    logs: recorded,
-    transactions: new Map([...transactions].map(([hash, tx]) => [hash, tx!])),
-    headers: new Map(headers.map((h) => [h!.number, h!])),
-  });
+  // Range by range, as the indexer reads them.
+  let rebuilt = 0;
+  for (let start = 0; start < recorded.length; ) {
+    const range = recorded.slice(
+      start,
+      start + wholeBlocksWithin(recorded.slice(start), MAX_LOGS_PER_COMMIT),
+    );
+    start += range.length;
+    const [transactions, headers] = await Promise.all([
+      fetchTransactions(client, [...new Set(range.map((l) => l.transactionHash))]),
+      fetchHeaders(client, [...new Set(range.map((l) => l.blockNumber))]),
+    ]);
+    rebuilt += rebuildRecords({
+      registry: devnet.addresses.attestationRegistry,
+      logs: range,
+      transactions: new Map([...transactions].map(([hash, tx]) => [hash, tx!])),
+      headers: new Map(headers.map((h) => [h!.number, h!])),
+    }).size;
+  }
   process.stdout.write(
-    `records from calldata (eth_getTransactionByHash + headers, decode): ${rebuilt.size} records, ${done(rebuilt.size)}\n`,
+    `records from calldata (eth_getTransactionByHash + headers, decode): ${rebuilt} records, ${done(rebuilt)}\n`,
   );
 
   const sample = ids.slice(0, 1_000);

@@ -41,6 +41,8 @@ export function buildRangeEvents(input: BuildInput): RangeEvents {
     emitted: [],
     counts: { schemas: 0, attestations: 0, revocations: 0 },
   };
+  // A handful of registries emit every log: checksum each address once, not once per log.
+  const registries = new Map<string, Hex>();
   for (const log of input.logs) {
     const position = {
       chainId: input.chainId,
@@ -49,7 +51,11 @@ export function buildRangeEvents(input: BuildInput): RangeEvents {
       logIndex: log.logIndex,
       txHash: log.transactionHash,
     };
-    const registry = getAddress(log.address);
+    let registry = registries.get(log.address);
+    if (!registry) {
+      registry = getAddress(log.address);
+      registries.set(log.address, registry);
+    }
     const emit = (type: string, subject: Hex, data: unknown, kind: EmittedRecord["kind"]) => {
       result.events.push({ stream: "CHAIN", source: SOURCE, type, subject, data });
       result.emitted.push({ blockNumber: log.blockNumber, logIndex: log.logIndex, kind, recordId: subject });
