@@ -327,18 +327,18 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     logger.debug({ from: Number(from), to: Number(to), events: built.events.length }, "range indexed");
   }
 
-  /** The range after the one being committed, read meanwhile; used only if the cursor is then where it expects. */
+  /** The step after the range being committed, read meanwhile; used only if the cursor then is where it assumed. */
   let ahead: { after: Cursor; prepared: Promise<Prepared | undefined> } | undefined;
 
-  /** The range read ahead, if it follows `cursor`; a stale one is still awaited, so no read outlives its step. */
-  async function takeAhead(cursor: Cursor | undefined): Promise<PreparedRange | undefined> {
+  /** What was read ahead, if it follows `cursor`; a stale read is still awaited, so none outlives its step. */
+  async function takeAhead(cursor: Cursor | undefined): Promise<Prepared | undefined> {
     const early = ahead;
     ahead = undefined;
     if (!early) return undefined;
     const prepared = await early.prepared;
     const follows =
       cursor?.blockNumber === early.after.blockNumber && cursor.blockHash === early.after.blockHash;
-    return follows && prepared?.kind === "range" ? prepared : undefined;
+    return follows ? prepared : undefined;
   }
 
   async function step(): Promise<StepResult> {
