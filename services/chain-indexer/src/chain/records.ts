@@ -1,4 +1,4 @@
-import { type Address, getAddress, type Hex, isAddressEqual, zeroAddress } from "viem";
+import { type Address, getAddress, type Hex, zeroAddress } from "viem";
 import type { OnChainAttestation } from "./attestations";
 import { type AttestationRequest, decodeRecordCall } from "./calldata";
 import type { BlockHeader } from "./headers";
@@ -28,9 +28,10 @@ const UINT64_MAX = 2n ** 64n - 1n;
  */
 export function rebuildRecords(input: RebuildInput): Map<Hex, OnChainAttestation> {
   const records = new Map<Hex, OnChainAttestation>();
+  const registry = input.registry.toLowerCase();
   for (const [txHash, logs] of byTransaction(input.logs)) {
     const tx = input.transactions.get(txHash);
-    if (!tx?.to || !isAddressEqual(tx.to, input.registry)) continue;
+    if (tx?.to?.toLowerCase() !== registry) continue;
     const requests = decodeRecordCall(tx.input);
     if (!requests || requests.length !== logs.length) continue;
     const rebuilt = logs.map((log, i) =>
@@ -67,7 +68,7 @@ function rebuild(
     attester: {
       did: request.attester.did,
       iden3Id: request.attester.iden3Id,
-      ethereumAddress: isAddressEqual(attesterAddress, zeroAddress) ? sender : attesterAddress,
+      ethereumAddress: attesterAddress === zeroAddress ? sender : attesterAddress,
     },
     recipient: { ...request.recipient },
     revocable: request.revocable,
