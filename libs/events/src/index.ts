@@ -1,5 +1,6 @@
 export { jetstreamManager } from "@nats-io/jetstream";
 export type { NatsConnection } from "@nats-io/transport-node";
+export * from "./cache-invalidation";
 export * from "./catalog";
 export * from "./connection";
 export * from "./consumer";

@@ -1,4 +1,3 @@
-import { hostname } from "node:os";
 import { ConfigError, Env } from "@humanpass/config";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "@humanpass/human-proof";
 import { Type } from "@sinclair/typebox";
@@ -55,11 +54,6 @@ export const PaymentGatewayEnv = Type.Object({
     minimum: 0,
     default: 60_000,
     description: "an integer >= 0 (ms a found human is reused; 0 turns the cache off)",
-  }),
-  INSTANCE_ID: Type.String({
-    default: hostname(),
-    minLength: 1,
-    description: "this replica's name; each replica keeps its own cache-invalidation consumers",
   }),
   MAX_PROOF_AGE_SECONDS: Type.Integer({ minimum: 1, default: 900, description: "an integer >= 1 (seconds)" }),
   PAYWALL_HTML_FILE: Type.Optional(Type.String({ description: "path of an HTML page for unpaid browsers" })),

@@ -13,7 +13,7 @@ import { checkSettings, PaymentGatewayEnv, SCHEMA, SERVICE_NAME } from "./config
 import { migrations } from "./db/migrations";
 import { PostgresProofAdmissions } from "./db/proof-admissions";
 import { PostgresHumanUsageStorage } from "./db/usage-storage";
-import { startCacheInvalidation } from "./events/cache-invalidation";
+import { listenForInvalidations, startCacheInvalidation } from "./events/cache-invalidation";
 import { outboxPaymentEvents, paymentEventOf } from "./events/payment-events";
 import { loadRoutesFile } from "./routes-file";
 import { createFacilitator } from "./x402/facilitator";
@@ -44,14 +44,12 @@ await runService({
       }),
       { ttlMs: config.LOOKUP_CACHE_TTL_MS },
     );
-    const consumers = await startCacheInvalidation({
-      db,
-      nats,
-      topology,
+    const listener = await listenForInvalidations({
+      connectionString: config.DATABASE_URL,
       verifier,
       logger,
-      instanceId: config.INSTANCE_ID,
     });
+    const consumers = await startCacheInvalidation({ db, nats, topology, logger });
     const events = outboxPaymentEvents(db, topology, logger);
     const storage = inMemory ? new InMemoryHumanUsageStorage() : new PostgresHumanUsageStorage(db);
     const admissions = inMemory
@@ -89,7 +87,10 @@ await runService({
       port: config.PORT,
       host: config.HOST,
       consumers,
-      stop: [["payment events", () => events.drain()]],
+      stop: [
+        ["payment events", () => events.drain()],
+        ["cache invalidation listener", () => listener.stop()],
+      ],
     };
   },
 });

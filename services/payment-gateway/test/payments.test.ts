@@ -11,7 +11,7 @@ import { type Address, type Hex, parseEventLogs } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CachedPoUVerifier } from "../src/attestations/cached-verifier";
-import { startCacheInvalidation } from "../src/events/cache-invalidation";
+import { listenForInvalidations, startCacheInvalidation } from "../src/events/cache-invalidation";
 import {
   agentFetch,
   humanAgentFetch,
@@ -235,13 +235,12 @@ describe("cached human lookups", () => {
   it("serve repeat payments without asking the API, and end when the chain revokes the pairing", async () => {
     await ensureStreams(await jetstreamManager(stack.nats), stack.topology, ["CHAIN"]);
     const verifier = new CachedPoUVerifier(stack.verifier(), { ttlMs: 600_000 });
+    const listener = await listenForInvalidations({ connectionString: stack.database.url, verifier, logger });
     const consumers = await startCacheInvalidation({
       db: stack.db,
       nats: stack.nats,
       topology: stack.topology,
-      verifier,
       logger,
-      instanceId: "payments-test",
     });
     try {
       const cached = await stack.startGateway({
@@ -273,6 +272,7 @@ describe("cached human lookups", () => {
       expect(paymentError(refused)).toBe("not_registered");
     } finally {
       await Promise.all(consumers.map((c) => c.stop()));
+      await listener.stop();
     }
   });
 });

@@ -1,56 +1,47 @@
 import type { Kysely } from "@humanpass/db";
 import {
-  type AttestationRevokedData,
+  type InvalidationListener,
+  listenForChainInvalidations,
   type NatsConnection,
   type RunningConsumer,
-  startConsumer,
+  startChainInvalidationConsumers,
   type Topology,
 } from "@humanpass/events";
 import type { Logger } from "@humanpass/telemetry";
 import type { CachedPoUVerifier } from "../attestations/cached-verifier";
 
-export interface CacheInvalidationOptions {
-  db: Kysely<any>;
-  nats: NatsConnection;
-  topology: Topology;
-  verifier: CachedPoUVerifier;
-  logger: Logger;
-  /** This replica's name: the cache is per process, so each replica reads the revocations itself. */
-  instanceId: string;
-}
+/** The NOTIFY channel, and the prefix of the two durables, that carry revocations to every replica's cache. */
+export const INVALIDATION_CHANNEL = "payment_gateway_cache";
 
 /**
  * Drops cached human lookups once the chain says they no longer hold: the revoked attestation's on
- * `chain.attestation_revoked`, all of them on `chain.blocks_reverted`.
+ * `chain.attestation_revoked`, all of them on `chain.blocks_reverted`. One pair of durables for all replicas.
  */
-export async function startCacheInvalidation(options: CacheInvalidationOptions): Promise<RunningConsumer[]> {
-  const { db, nats, topology, verifier, logger } = options;
-  const suffix = options.instanceId.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64);
-  const revoked = await startConsumer({
-    db,
-    nats,
-    topology,
-    logger,
-    stream: "CHAIN",
-    type: "attestation_revoked",
-    durable: `payment_gateway_cache_revoked_${suffix}`,
-    handler: async (event) => {
-      const data = event.data as AttestationRevokedData;
-      verifier.revoke(data.attestationId, data.recipientDid);
+export function startCacheInvalidation(options: {
+  db: Kysely<any>;
+  nats: NatsConnection;
+  topology: Topology;
+  logger: Logger;
+}): Promise<RunningConsumer[]> {
+  return startChainInvalidationConsumers({ ...options, channel: INVALIDATION_CHANNEL });
+}
+
+/** Applies the invalidations to this replica's cached verifier. */
+export function listenForInvalidations(options: {
+  connectionString: string;
+  verifier: CachedPoUVerifier;
+  logger: Logger;
+  reconnectDelayMs?: number;
+}): Promise<InvalidationListener> {
+  const { verifier, ...rest } = options;
+  return listenForChainInvalidations({
+    ...rest,
+    channel: INVALIDATION_CHANNEL,
+    applicationName: "payment-gateway cache",
+    apply: (invalidation) => {
+      if ("revoked" in invalidation)
+        verifier.revoke(invalidation.revoked.attestationId, invalidation.revoked.recipientDid);
+      else verifier.clear();
     },
   });
-  const reverted = await startConsumer({
-    db,
-    nats,
-    topology,
-    logger,
-    stream: "CHAIN",
-    type: "blocks_reverted",
-    durable: `payment_gateway_cache_reverted_${suffix}`,
-    handler: async () => {
-      verifier.clear();
-      logger.info("chain reorg: every cached human lookup dropped");
-    },
-  });
-  return [revoked, reverted];
 }

@@ -30,7 +30,6 @@ export async function startGatewayProcess(env: Record<string, string>): Promise<
     PORT: String(port),
     RATE_LIMIT_ENABLED: "false",
     NODE_ENV: "test",
-    INSTANCE_ID: `test-${port}`,
     ...env,
   });
   let output = "";
