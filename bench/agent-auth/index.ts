@@ -14,7 +14,6 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import { createRequire } from "node:module";
-import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureDatabase } from "@humanpass/db";
@@ -28,6 +27,7 @@ import {
   subjectOf,
 } from "@humanpass/events";
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
+import { freePort } from "@humanpass/testing/ports";
 import { jetstream } from "@nats-io/jetstream";
 import pg from "pg";
 import pino from "pino";
@@ -56,17 +56,6 @@ const position = (n: number) => ({
   txHash: hex32(),
 });
 const REGISTRY = getAddress("0x5FbDB2315678afecb367f032d93F642f64180aa3");
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on("error", reject);
-  });
-}
 
 type NativeSign = { ecdsaSign(hash: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number } };
 

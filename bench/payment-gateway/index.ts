@@ -14,7 +14,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,6 +24,7 @@ import {
   signHumanProofChallengeEVM,
 } from "@humanpass/human-proof";
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
+import { freePort } from "@humanpass/testing/ports";
 import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
@@ -50,17 +50,6 @@ dbUrl.pathname = `/bench_payment_gateway_${randomBytes(4).toString("hex")}`;
 const databaseUrl = dbUrl.toString();
 const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 const prefix = `bench${randomBytes(4).toString("hex")}`;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on("error", reject);
-  });
-}
 
 const children: ChildProcess[] = [];
 
