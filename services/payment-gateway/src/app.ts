@@ -1,32 +1,11 @@
 import { createHttpApp, type HttpApp } from "@humanpass/http";
-import {
-  type HumanUsageStorage,
-  type PoUVerifier,
-  type ProofAdmissions,
-  paywallInstructions,
-} from "@humanpass/human-proof";
-import type { Logger } from "@humanpass/telemetry";
+import { paywallInstructions } from "@humanpass/human-proof";
 import { installPaymentGate } from "@humanpass/x402-fastify";
-import type { FacilitatorClient } from "@x402/core/server";
-import type { PaymentEvents } from "./events/payment-events";
 import { catalogRoutes } from "./routes/catalog";
 import { paidRoutes } from "./routes/paid-routes";
-import type { RoutesConfigFile } from "./routes-file";
-import { createPaymentServer } from "./x402/payment-server";
+import { createPaymentServer, type PaymentServerOptions } from "./x402/payment-server";
 
-export interface AppDeps {
-  logger: Logger;
-  routesFile: RoutesConfigFile;
-  /** EVM_ADDRESS: receives payments of tiers without their own `payTo`. */
-  payTo: string;
-  facilitator: FacilitatorClient;
-  verifier: PoUVerifier;
-  /** Needed by tiers with `maxUse`; without it they are refused (`misconfigured_max_use_storage`). */
-  storage?: HumanUsageStorage;
-  /** Takes each proof's nonce and use and records the human-proof events. */
-  admissions: ProofAdmissions;
-  events: PaymentEvents;
-  maxProofAgeSeconds?: number;
+export interface AppDeps extends PaymentServerOptions {
   /** Page for unpaid browsers; the human-proof instructions page when absent. */
   paywallHtml?: string;
   readiness?: Record<string, () => Promise<unknown>>;
@@ -50,7 +29,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
         "Resources paid through x402. Each route offers price tiers; tiers with `requiredAttestations` are for agents backed by a verified human (signed human proof in the payment payload), optionally capped per human by `maxUse`.",
     },
   });
-  const httpServer = createPaymentServer({ ...deps, logger: deps.logger });
+  const httpServer = createPaymentServer(deps);
   await installPaymentGate(app, { httpServer, paywall: paywallInstructions(deps.paywallHtml) });
   await catalogRoutes(app, deps.routesFile);
   await paidRoutes(app, deps.routesFile.routes);
