@@ -21,7 +21,14 @@ const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? "32,100").split(",").map(Number);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const IMAGE_NODE_OPTIONS = ["--max-semi-space-size=64"];
+// The runtime flags of the API's image, read from its Dockerfile so the two cannot drift.
+const IMAGE_NODE_OPTIONS = (
+  /^\s*NODE_OPTIONS=(\S+)/m.exec(
+    readFileSync(path.join(HERE, "../../services/attestations-api/Dockerfile"), "utf8"),
+  )?.[1] ?? ""
+)
+  .split(" ")
+  .filter(Boolean);
 
 const dbUrl = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
 const REUSED = process.env.BENCH_DB;
@@ -106,7 +113,7 @@ async function load(): Promise<void> {
 }
 
 function startServer(mode: "api" | "bare"): Promise<{ child: ChildProcess; port: number }> {
-  // The runtime flags of the API's image (services/attestations-api/Dockerfile), for both servers.
+  // Both servers run with the image's flags.
   const child = spawn(
     process.execPath,
     [...IMAGE_NODE_OPTIONS, "--import", "tsx", path.join(HERE, "server.ts"), mode],
