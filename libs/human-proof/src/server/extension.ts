@@ -55,17 +55,19 @@ function challengeFor(
   const networks = options.network
     ? [options.network].flat()
     : [...new Set(context.requirements.map((requirement) => requirement.network))];
+  // One instant for both times, so the challenge's lifetime is exactly the declared one.
+  const issuedAt = Date.now();
   const info: HumanProofExtensionInfo = {
     domain: options.domain ?? domainOf(resourceUri),
     uri: resourceUri,
     version: options.version ?? "1",
     nonce: randomBytes(16).toString("hex"),
-    issuedAt: new Date().toISOString(),
+    issuedAt: new Date(issuedAt).toISOString(),
     requiredAttestations: [ownershipSchema],
   };
   if (resourceUri) info.resources = [resourceUri];
   if (options.expirationSeconds !== undefined) {
-    info.expirationTime = new Date(Date.now() + options.expirationSeconds * 1000).toISOString();
+    info.expirationTime = new Date(issuedAt + options.expirationSeconds * 1000).toISOString();
   }
   if (options.statement) info.statement = options.statement;
   const supportedChains = networks
