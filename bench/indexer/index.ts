@@ -30,14 +30,17 @@ import { fetchHeaders } from "../../services/chain-indexer/src/chain/headers";
 import { fetchRegistryLogs, wholeBlocksWithin } from "../../services/chain-indexer/src/chain/logs";
 import { type RecordedLog, rebuildRecords } from "../../services/chain-indexer/src/chain/records";
 import { fetchTransactions } from "../../services/chain-indexer/src/chain/transactions";
+import { ChainIndexerEnv } from "../../services/chain-indexer/src/config";
 import { migrations } from "../../services/chain-indexer/src/db/migrations";
 import { type ChainIndexerDb, SCHEMA } from "../../services/chain-indexer/src/db/schema";
 import { createIndexer } from "../../services/chain-indexer/src/indexer";
 import { createIndexerMetrics } from "../../services/chain-indexer/src/metrics";
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 10_000);
-const BLOCK_RANGE = BigInt(process.env.BENCH_BLOCK_RANGE ?? 2_000);
-const MAX_LOGS_PER_COMMIT = Number(process.env.BENCH_MAX_LOGS_PER_COMMIT ?? 5_000);
+const BLOCK_RANGE = BigInt(process.env.BENCH_BLOCK_RANGE ?? ChainIndexerEnv.properties.BLOCK_RANGE.default);
+const MAX_LOGS_PER_COMMIT = Number(
+  process.env.BENCH_MAX_LOGS_PER_COMMIT ?? ChainIndexerEnv.properties.MAX_LOGS_PER_COMMIT.default,
+);
 const SCHEMAS = [
   { name: "AgentOwnership", schema: "bytes data", values: () => ["0x"] },
   { name: "Review", schema: "uint8 stars,string comment", values: (n: number) => [n % 6, `review ${n}`] },
@@ -151,7 +154,6 @@ try {
   process.stdout.write(`getAttestation, one request per record: ${done(100)}\n`);
 
   const relay = startOutboxRelay({
-    db,
     nats,
     schema: SCHEMA,
     logger,

@@ -51,7 +51,6 @@ const consumer = await startConsumer({
   },
 });
 const relay = startOutboxRelay({
-  db,
   nats,
   schema: "bench",
   logger,

@@ -1,12 +1,12 @@
-import { jetstream } from "@nats-io/jetstream";
 import { type NatsConnection, headers as natsHeaders } from "@nats-io/transport-node";
 import { type Kysely, type Migration, sql, type Transaction } from "kysely";
 import pg from "pg";
 import type { Logger } from "pino";
 import type { StreamName } from "./catalog";
 import { type CloudEvent, createCloudEvent } from "./envelope";
+import { JetStreamBatchPublisher } from "./jetstream-publisher";
 import { subjectOf, type Topology } from "./topology";
-import { captureTraceContext, contextFrom, injectInto, inSpan, SpanKind } from "./tracing";
+import { captureTraceContext, contextFrom, injectInto, SpanStatusCode, startProducerSpan } from "./tracing";
 
 /** Outbox and inbox tables, created inside the service's schema by its own migrations. */
 export const outboxMigration: Migration = {
@@ -121,12 +121,11 @@ export async function enqueue(
 }
 
 export interface OutboxRelayOptions {
-  db: Kysely<any>;
   nats: NatsConnection;
   schema: string;
   logger: Logger;
-  /** For LISTEN; polling alone is used when absent. */
-  connectionString?: string;
+  /** The relay's own connection: it LISTENs for the outbox's NOTIFY and claims and marks rows on it. */
+  connectionString: string;
   batchSize?: number;
   pollIntervalMs?: number;
   publishTimeoutMs?: number;
@@ -146,23 +145,32 @@ export interface OutboxRelay {
   readonly stats: { published: number; failures: number };
 }
 
+type ClaimedRow = { seq: string; id: string; subject: string; event: string; trace: Record<string, string> };
+
 /**
  * Publishes outbox rows to JetStream. Rows are claimed with FOR UPDATE SKIP LOCKED, so replicas share the work;
  * a row is marked only after its PubAck, and Nats-Msg-Id lets JetStream drop the copy a crash in between resends.
+ * A batch is two round trips on the relay's own connection, `begin` + claim and mark + `commit`, each sent as one
+ * simple-protocol query: a relay woken for every small commit spent more on round trips than on publishing.
  */
 export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
-  const { db, nats, schema, logger } = options;
-  const batchSize = options.batchSize ?? 500;
+  const { nats, schema, logger, connectionString } = options;
+  const batchSize = Math.floor(options.batchSize ?? 500);
   const pollIntervalMs = options.pollIntervalMs ?? 1_000;
   const maxBackoffMs = options.maxBackoffMs ?? 10_000;
-  const retainMs = options.retainPublishedMs ?? 3_600_000;
+  const retainMs = Math.floor(options.retainPublishedMs ?? 3_600_000);
   const gatherMs = options.gatherMs ?? 2;
-  const js = jetstream(nats, { timeout: options.publishTimeoutMs ?? 5_000 });
+  const publisher = new JetStreamBatchPublisher(nats, options.publishTimeoutMs ?? 5_000);
+  const outbox = `${pg.escapeIdentifier(schema)}.outbox`;
+  // The event as Postgres prints it: parsing the jsonb only to stringify it again cost more than publishing.
+  const claim =
+    `begin; select seq, id, subject, event::text as event, trace from ${outbox} ` +
+    `where published_at is null order by seq limit ${batchSize} for update skip locked`;
   const stats = { published: 0, failures: 0 };
   let running = true;
   let wake: (() => void) | undefined;
   let notified = false;
-  let listener: pg.Client | undefined;
+  let client: pg.Client | undefined;
   let lastPurge = 0;
 
   const sleep = (ms: number) =>
@@ -176,89 +184,86 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       wake = done;
     });
 
-  async function listen(): Promise<void> {
-    if (!options.connectionString || !running) return;
-    const client = new pg.Client({ connectionString: options.connectionString });
-    client.on("notification", () => {
+  async function connection(): Promise<pg.Client> {
+    if (client) return client;
+    const fresh = new pg.Client({ connectionString });
+    fresh.on("notification", () => {
       notified = true;
       wake?.();
     });
-    client.on("error", (e) => {
-      logger.warn({ err: e.message }, "outbox LISTEN connection lost; polling until it is back");
-      listener = undefined;
-      client.end().catch(() => {});
-      setTimeout(() => listen().catch(() => {}), pollIntervalMs);
+    fresh.on("error", (e) => {
+      logger.warn({ err: e.message }, "outbox relay lost its database connection; reconnecting");
+      if (client === fresh) client = undefined;
+      fresh.end().catch(() => {});
     });
     try {
-      await client.connect();
-      await client.query(`listen "${notifyChannel(schema)}"`);
-      listener = client;
-      if (!running) await client.end();
+      await fresh.connect();
+      await fresh.query(`listen ${pg.escapeIdentifier(notifyChannel(schema))}`);
     } catch (e) {
-      logger.warn({ err: (e as Error).message }, "outbox LISTEN failed; polling");
-      await client.end().catch(() => {});
-      if (running) setTimeout(() => listen().catch(() => {}), pollIntervalMs);
+      await fresh.end().catch(() => {});
+      throw e;
     }
+    client = fresh;
+    return fresh;
   }
 
   async function publishBatch(): Promise<number> {
-    return db.transaction().execute(async (trx) => {
-      const rows = await trx
-        .selectFrom("outbox")
-        // The event as Postgres prints it: parsing the jsonb only to stringify it again cost more than publishing.
-        .select(["seq", "id", "subject", sql<string>`event::text`.as("event"), "trace"])
-        .where("published_at", "is", null)
-        .orderBy("seq")
-        .limit(batchSize)
-        .forUpdate()
-        .skipLocked()
-        .execute();
-      if (rows.length === 0) return 0;
-      await Promise.all(
-        rows.map((row) =>
-          inSpan(
-            `publish ${row.subject}`,
-            {
-              parent: contextFrom(row.trace),
-              kind: SpanKind.PRODUCER,
-              attributes: {
-                "messaging.system": "nats",
-                "messaging.destination.name": row.subject,
-                "messaging.message.id": row.id,
-              },
-            },
-            async (_span, ctx) => {
-              const h = natsHeaders();
-              for (const [k, v] of Object.entries(injectInto(ctx))) h.set(k, v);
-              await js.publish(row.subject, row.event, { msgID: row.id, headers: h });
-            },
-          ),
-        ),
+    const db = await connection();
+    try {
+      const [, claimed] = (await db.query(claim)) as unknown as [pg.QueryResult, pg.QueryResult<ClaimedRow>];
+      const rows = claimed.rows;
+      if (rows.length === 0) {
+        // Nothing waits on this commit: the next query on the connection queues behind it.
+        db.query("commit").catch(() => {});
+        return 0;
+      }
+      await publish(rows);
+      await db.query(
+        `update ${outbox} set published_at = now() where seq = any('{${rows.map((r) => BigInt(r.seq)).join(",")}}'::bigint[]); commit`,
       );
-      await trx
-        .updateTable("outbox")
-        .set({ published_at: sql`now()` })
-        .where(
-          "seq",
-          "in",
-          rows.map((r) => r.seq),
-        )
-        .execute();
       return rows.length;
+    } catch (e) {
+      await db.query("rollback").catch(() => {});
+      throw e;
+    }
+  }
+
+  async function publish(rows: ClaimedRow[]): Promise<void> {
+    const spans = rows.map((row) =>
+      startProducerSpan(`publish ${row.subject}`, contextFrom(row.trace), {
+        "messaging.system": "nats",
+        "messaging.destination.name": row.subject,
+        "messaging.message.id": row.id,
+      }),
+    );
+    const messages = rows.map((row, i) => {
+      const headers = natsHeaders();
+      headers.set("Nats-Msg-Id", row.id);
+      for (const [k, v] of Object.entries(injectInto(spans[i]!.ctx))) headers.set(k, v);
+      return { subject: row.subject, data: row.event, headers };
     });
+    try {
+      await publisher.publish(messages);
+    } catch (e) {
+      for (const { span } of spans) {
+        span.recordException(e as Error);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (e as Error).message });
+      }
+      throw e;
+    } finally {
+      for (const { span } of spans) span.end();
+    }
   }
 
   async function purge(): Promise<void> {
     if (Date.now() - lastPurge < 60_000) return;
     lastPurge = Date.now();
-    await db
-      .deleteFrom("outbox")
-      .where("published_at", "<", new Date(Date.now() - retainMs))
-      .execute();
+    await (await connection()).query(
+      `delete from ${outbox} where published_at < now() - interval '${retainMs} milliseconds'`,
+    );
   }
 
   const loop = (async () => {
-    await listen();
     let backoff = 100;
     while (running) {
       try {
@@ -289,7 +294,8 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       running = false;
       wake?.();
       await loop;
-      await listener?.end().catch(() => {});
+      publisher.close();
+      await client?.end().catch(() => {});
     },
   };
 }

@@ -28,6 +28,16 @@ export function injectInto(ctx: Context): Record<string, string> {
   return carrier;
 }
 
+/** A PRODUCER span under `parent`, with the context that carries it; the caller ends it. */
+export function startProducerSpan(
+  name: string,
+  parent: Context,
+  attributes: Record<string, string>,
+): { span: Span; ctx: Context } {
+  const span = tracer.startSpan(name, { kind: SpanKind.PRODUCER, attributes }, parent);
+  return { span, ctx: trace.setSpan(parent, span) };
+}
+
 export async function inSpan<T>(
   name: string,
   options: { parent: Context; kind: SpanKind; attributes?: Record<string, string | number> },
@@ -46,4 +56,4 @@ export async function inSpan<T>(
   }
 }
 
-export { SpanKind };
+export { SpanKind, SpanStatusCode };

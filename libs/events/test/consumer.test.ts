@@ -26,7 +26,13 @@ afterAll(async () => {
 
 async function publishThroughOutbox(events: ReturnType<typeof testEvent>[]) {
   await db.transaction().execute((trx) => enqueue(trx, topology, events));
-  const relay = startOutboxRelay({ db, nats: nc, schema: SCHEMA, logger, pollIntervalMs: 20 });
+  const relay = startOutboxRelay({
+    nats: nc,
+    schema: SCHEMA,
+    logger,
+    connectionString: database.url,
+    pollIntervalMs: 20,
+  });
   await eventually(async () => {
     const left = await db
       .selectFrom("outbox")

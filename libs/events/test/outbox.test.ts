@@ -59,7 +59,6 @@ describe("outbox relay and inbox consumer", () => {
     const relayNats = await connectNats(proxy.url(testNatsUrl()), logger);
     proxy.cut();
     const relay = startOutboxRelay({
-      db,
       nats: relayNats,
       schema: SCHEMA,
       logger,
@@ -105,7 +104,14 @@ describe("outbox relay and inbox consumer", () => {
     await db.deleteFrom("outbox").execute();
     const before = (await streamMessageIds()).length;
     const relays = [1, 2].map(() =>
-      startOutboxRelay({ db, nats: nc, schema: SCHEMA, logger, batchSize: 50, pollIntervalMs: 20 }),
+      startOutboxRelay({
+        nats: nc,
+        schema: SCHEMA,
+        logger,
+        connectionString: database.url,
+        batchSize: 50,
+        pollIntervalMs: 20,
+      }),
     );
     try {
       await enqueueMany(2_000, 10_000);
@@ -132,7 +138,6 @@ describe("outbox relay and inbox consumer", () => {
 
   it("wakes on the commit's NOTIFY rather than waiting for its next poll", async () => {
     const relay = startOutboxRelay({
-      db,
       nats: nc,
       schema: SCHEMA,
       logger,
@@ -146,6 +151,38 @@ describe("outbox relay and inbox consumer", () => {
       await eventually(() => relay.stats.published === before + 3, 10_000);
     } finally {
       await relay.stop();
+    }
+  });
+
+  it("reconnects to Postgres after losing its connection and publishes what was committed meanwhile", async () => {
+    const proxy = await TcpProxy.forUrl(database.url).start();
+    const relay = startOutboxRelay({
+      nats: nc,
+      schema: SCHEMA,
+      logger,
+      connectionString: proxy.url(database.url),
+      pollIntervalMs: 50,
+      maxBackoffMs: 200,
+    });
+    try {
+      await enqueueMany(10, 60_000);
+      await eventually(() => relay.stats.published >= 10, 10_000);
+      const published = relay.stats.published;
+      proxy.cut();
+      await enqueueMany(200, 60_010);
+      await eventually(() => relay.stats.failures > 0, 10_000);
+      expect(relay.stats.published).toBe(published);
+      proxy.restore();
+      await eventually(() => relay.stats.published === published + 200, 10_000);
+      const left = await db
+        .selectFrom("outbox")
+        .select(db.fn.countAll().as("n"))
+        .where("published_at", "is", null)
+        .executeTakeFirstOrThrow();
+      expect(Number(left.n)).toBe(0);
+    } finally {
+      await relay.stop();
+      await proxy.stop();
     }
   });
 });

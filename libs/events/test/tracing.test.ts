@@ -38,7 +38,7 @@ function ancestors(span: ReadableSpan, all: ReadableSpan[]): string[] {
 }
 
 it("continues the producer's trace in the consumer across the outbox hop", async () => {
-  const relay = startOutboxRelay({ db, nats: nc, schema: SCHEMA, logger, connectionString: database.url });
+  const relay = startOutboxRelay({ nats: nc, schema: SCHEMA, logger, connectionString: database.url });
   const consumer = await startConsumer({
     db,
     nats: nc,

@@ -103,7 +103,6 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
     let relay: OutboxRelay | undefined;
     if (definition.publishes) {
       relay = startOutboxRelay({
-        db,
         nats,
         schema: definition.schema,
         logger,

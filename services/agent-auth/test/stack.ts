@@ -166,7 +166,6 @@ export async function startStack(label: string): Promise<Stack> {
     const invalidation = await startCacheInvalidation({ db, nats, topology, logger });
     cleanups.push(() => Promise.all(invalidation.map((c) => c.stop())));
     const relay: OutboxRelay = startOutboxRelay({
-      db,
       nats,
       schema: SCHEMA,
       logger,

@@ -43,7 +43,6 @@ beforeAll(async () => {
   indexerDb = createDb<any>({ connectionString: indexerDatabase.url, schema: INDEXER_SCHEMA, max: 4 });
   await migrateToLatest(indexerDb, { schema: INDEXER_SCHEMA, migrations: indexerMigrations });
   relay = startOutboxRelay({
-    db: indexerDb,
     nats: h.nats,
     schema: INDEXER_SCHEMA,
     logger,

@@ -30,9 +30,11 @@ export const ChainIndexerEnv = Type.Object({
     default: 2_000,
     description: "blocks per eth_getLogs, an integer >= 1",
   }),
+  // Smaller commits let the outbox relay publish one while the next is being built: 2,000 published 10,000
+  // events about a quarter faster than 5,000 in bench/indexer.
   MAX_LOGS_PER_COMMIT: Type.Integer({
     minimum: 1,
-    default: 5_000,
+    default: 2_000,
     description: "a range with more logs is split before it is committed, an integer >= 1",
   }),
   READ_BATCH_SIZE: Type.Integer({

@@ -131,7 +131,6 @@ export async function startStack(label: string): Promise<Stack> {
   const db = createDb<ChainIndexerDb>({ connectionString: database.url, schema: SCHEMA, max: 4 });
   await migrateToLatest(db, { schema: SCHEMA, migrations });
   const relay = startOutboxRelay({
-    db,
     nats,
     schema: SCHEMA,
     logger,

@@ -100,7 +100,6 @@ export async function startStack(label: string): Promise<Stack> {
     },
   });
   const relay: OutboxRelay = startOutboxRelay({
-    db,
     nats,
     schema: SCHEMA,
     logger,

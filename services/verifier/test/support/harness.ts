@@ -58,7 +58,6 @@ export async function startBackend(label: string): Promise<Backend> {
   const topology = testTopology();
   await ensureStreams(await jetstreamManager(nats), topology, ["VERIFIER"]);
   const relay = startOutboxRelay({
-    db,
     nats,
     schema: SCHEMA,
     logger,
