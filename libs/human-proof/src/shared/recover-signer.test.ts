@@ -33,7 +33,7 @@ describe("recoverMessageSigner", () => {
   it("recovers the signer of an EIP-191 message, as viem does, for every form of v", async () => {
     for (let i = 0; i < 20; i++) {
       const account = privateKeyToAccount(generatePrivateKey());
-      const message = `challenge ${i}\nNonce: ${i}`;
+      const message = `challenge ${i} ✓ für\nNonce: ${i}`;
       const signature = await account.signMessage({ message });
       const { r, s, v } = parts(signature);
       for (const form of [v, v - 27]) {
