@@ -13,7 +13,7 @@
 //   CPU profile there (node --cpu-prof) when it stops.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,10 +25,13 @@ import {
 } from "@humanpass/human-proof";
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
 import { freePort } from "@humanpass/testing/ports";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
 import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
+import pg from "pg";
 import { getAddress, keccak256, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { migrations as attestationsMigrations } from "../../services/attestations-api/src/db/migrations";
@@ -51,6 +54,7 @@ const databaseUrl = dbUrl.toString();
 const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 const prefix = `bench${randomBytes(4).toString("hex")}`;
 
+const routesFile = path.join(tmpdir(), `${prefix}-routes.json`);
 const children: ChildProcess[] = [];
 
 async function startService(
@@ -224,7 +228,6 @@ async function main() {
   const attestations = await startService("services/attestations-api/src/main.ts", {
     RATE_LIMIT_ENABLED: "false",
   });
-  const routesFile = path.join(tmpdir(), `${prefix}-routes.json`);
   writeFileSync(
     routesFile,
     JSON.stringify({
@@ -257,7 +260,6 @@ async function main() {
       ATTESTATIONS_API_URL: attestations,
       RATE_LIMIT_ENABLED: "false",
       NODE_ENV: "development",
-      INSTANCE_ID: prefix,
     },
     process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [],
   );
@@ -294,11 +296,34 @@ async function main() {
   }
 }
 
+/** Stops the services, then removes what the run created: its database, its streams and the routes file. */
+async function cleanUp(): Promise<void> {
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise((resolve) => {
+          if (child.exitCode !== null) return resolve(undefined);
+          child.once("exit", resolve);
+          child.kill("SIGTERM");
+        }),
+    ),
+  );
+  const nats = await connect({ servers: natsUrl });
+  const jsm = await jetstreamManager(nats);
+  for await (const s of jsm.streams.list()) {
+    if (s.config.name.startsWith(`${prefix.toUpperCase()}_`)) await jsm.streams.delete(s.config.name);
+  }
+  await nats.close();
+  const admin = new pg.Client({ connectionString: new URL("/postgres", databaseUrl).toString() });
+  await admin.connect();
+  await admin.query(`drop database if exists "${dbUrl.pathname.slice(1)}" with (force)`);
+  await admin.end();
+  rmSync(routesFile, { force: true });
+}
+
 main()
   .catch((error) => {
     process.stderr.write(`${error instanceof Error ? error.stack : error}\n`);
     process.exitCode = 1;
   })
-  .finally(() => {
-    for (const child of children) child.kill("SIGTERM");
-  });
+  .finally(cleanUp);
