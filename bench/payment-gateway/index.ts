@@ -13,7 +13,7 @@
 //   CPU profile there (node --cpu-prof) when it stops.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -172,13 +172,47 @@ async function paymentHeaders(
 }
 
 type Tier = "standard" | "human";
-type Sample = { latencies: number[]; seconds: number; failures: number };
+type Cpu = Record<"gateway" | "postgres" | "nats" | "client", number>;
+type Sample = { latencies: number[]; seconds: number; failures: number; cpu: Cpu };
+
+/** CPU time (user + system, ms) of one process from /proc; 0 where there is none (not Linux). */
+function processCpuMs(pid: number | string): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU time of every process whose command name is `name` (all of Postgres's backends, the NATS server). */
+function namedCpuMs(name: string): number {
+  let sum = 0;
+  for (const pid of existsSync("/proc") ? readdirSync("/proc") : []) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() === name) sum += processCpuMs(pid);
+    } catch {}
+  }
+  return sum;
+}
+
+function cpuNow(): Cpu {
+  const { user, system } = process.cpuUsage();
+  return {
+    gateway: processCpuMs(children[1]?.pid ?? 0),
+    postgres: namedCpuMs("postgres"),
+    nats: namedCpuMs("nats-server"),
+    client: (user + system) / 1000,
+  };
+}
 
 /** Sends `headers` as paid requests, `concurrency` at a time. */
 async function run(url: string, headers: string[], concurrency: number): Promise<Sample> {
   const latencies: number[] = [];
   let next = 0;
   let failures = 0;
+  const cpuBefore = cpuNow();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -193,7 +227,14 @@ async function run(url: string, headers: string[], concurrency: number): Promise
       }
     }),
   );
-  return { latencies, seconds: (performance.now() - started) / 1000, failures };
+  const seconds = (performance.now() - started) / 1000;
+  // The events of these requests are published after their responses: let the relay finish before reading CPU.
+  await new Promise((r) => setTimeout(r, 300));
+  const cpuAfter = cpuNow();
+  const cpu = Object.fromEntries(
+    Object.entries(cpuAfter).map(([k, v]) => [k, v - cpuBefore[k as keyof Cpu]]),
+  ) as Cpu;
+  return { latencies, seconds, failures, cpu };
 }
 
 function summary(samples: Sample[]) {
@@ -205,6 +246,13 @@ function summary(samples: Sample[]) {
     p50: at(0.5),
     p99: at(0.99),
     failures: samples.reduce((sum, s) => sum + s.failures, 0),
+    // µs of CPU per request, each process.
+    cpu: Object.fromEntries(
+      (["gateway", "postgres", "nats", "client"] as const).map((k) => [
+        k,
+        (samples.reduce((sum, s) => sum + s.cpu[k], 0) * 1000) / latencies.length,
+      ]),
+    ) as Cpu,
   };
 }
 
@@ -287,7 +335,8 @@ async function main() {
     const results = await compare(url, batches[i], concurrency);
     for (const [tier, r] of Object.entries(results)) {
       process.stdout.write(
-        `c=${String(concurrency).padEnd(3)} ${tier.padEnd(9)} ${r.rps.toFixed(0).padStart(6)} paid req/s   p50 ${r.p50.toFixed(2)} ms   p99 ${r.p99.toFixed(2)} ms   non-200: ${r.failures}\n`,
+        `c=${String(concurrency).padEnd(3)} ${tier.padEnd(9)} ${r.rps.toFixed(0).padStart(6)} paid req/s   p50 ${r.p50.toFixed(2)} ms   p99 ${r.p99.toFixed(2)} ms   non-200: ${r.failures}   ` +
+          `CPU µs/req: gateway ${r.cpu.gateway.toFixed(0)}, Postgres ${r.cpu.postgres.toFixed(0)}, NATS ${r.cpu.nats.toFixed(0)}, client ${r.cpu.client.toFixed(0)}\n`,
       );
     }
     process.stdout.write(

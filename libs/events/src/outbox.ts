@@ -1,3 +1,4 @@
+import { prepared } from "@humanpass/db";
 import { type NatsConnection, headers as natsHeaders } from "@nats-io/transport-node";
 import { type Kysely, type Migration, sql, type Transaction } from "kysely";
 import pg from "pg";
@@ -106,17 +107,13 @@ export async function enqueue(
   const list = Array.isArray(events) ? events : [events];
   if (list.length === 0) return [];
   const rows = outboxRows(topology, list);
-  await trx
-    .insertInto("outbox")
-    .values(
-      rows.map((r) => ({
-        id: r.id,
-        subject: r.subject,
-        event: JSON.stringify(r.event),
-        trace: JSON.stringify(r.trace),
-      })),
-    )
-    .execute();
+  // One text whatever the number of rows, so it is prepared once per connection.
+  await prepared(sql`
+    insert into outbox (id, subject, event, trace)
+    select r.id, r.subject, r.event, r.trace
+    from rows from (jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      as (id uuid, subject text, event jsonb, trace jsonb)) with ordinality as r(id, subject, event, trace, n)
+    order by r.n`).execute(trx);
   return rows.map((r) => r.event);
 }
 
@@ -186,7 +183,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
   async function connection(): Promise<pg.Client> {
     if (client) return client;
-    const fresh = new pg.Client({ connectionString });
+    const fresh = new pg.Client({ connectionString, application_name: `outbox-relay ${schema}` });
     fresh.on("notification", () => {
       notified = true;
       wake?.();
