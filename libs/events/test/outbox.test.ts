@@ -1,7 +1,7 @@
 import { eventually, TcpProxy, type TestDatabase, testNatsUrl } from "@humanpass/testing";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectNats, enqueue, startConsumer, startOutboxRelay, streamName } from "../src";
 import {
@@ -183,6 +183,30 @@ describe("outbox relay and inbox consumer", () => {
     } finally {
       await relay.stop();
       await proxy.stop();
+    }
+  });
+
+  it("carries on after its database session is terminated", async () => {
+    const relay = startOutboxRelay({
+      nats: nc,
+      schema: SCHEMA,
+      logger,
+      connectionString: database.url,
+      pollIntervalMs: 50,
+      maxBackoffMs: 200,
+    });
+    try {
+      await enqueueMany(5, 70_000);
+      await eventually(() => relay.stats.published >= 5, 10_000);
+      const { rows } = await sql<{ terminated: boolean }>`
+        select pg_terminate_backend(pid) as terminated from pg_stat_activity
+        where application_name = ${`outbox-relay ${SCHEMA}`} and datname = current_database()`.execute(db);
+      expect(rows).toEqual([{ terminated: true }]);
+      const published = relay.stats.published;
+      await enqueueMany(50, 70_005);
+      await eventually(() => relay.stats.published === published + 50, 10_000);
+    } finally {
+      await relay.stop();
     }
   });
 });
