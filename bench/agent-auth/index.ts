@@ -16,10 +16,11 @@ import http from "node:http";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureDatabase } from "@humanpass/db";
+import { dropDatabase, ensureDatabase } from "@humanpass/db";
 import {
   connectNats,
   createCloudEvent,
+  deletePrefixedStreams,
   ensureStreams,
   jetstreamManager,
   type StreamName,
@@ -29,7 +30,6 @@ import {
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
 import { freePort } from "@humanpass/testing/ports";
 import { jetstream } from "@nats-io/jetstream";
-import pg from "pg";
 import pino from "pino";
 import { bytesToHex, encodeAbiParameters, getAddress, type Hex, hashMessage, hexToBytes } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
@@ -328,13 +328,7 @@ try {
   );
 } finally {
   for (const child of children) await stopService(child);
-  const jsm = await jetstreamManager(nats);
-  for await (const s of jsm.streams.list()) {
-    if (s.config.name.startsWith(`${prefix.toUpperCase()}_`)) await jsm.streams.delete(s.config.name);
-  }
+  await deletePrefixedStreams(await jetstreamManager(nats), { prefix });
   await nats.close();
-  const admin = new pg.Client({ connectionString: new URL("/postgres", databaseUrl).toString() });
-  await admin.connect();
-  await admin.query(`drop database if exists "${dbUrl.pathname.slice(1)}" with (force)`);
-  await admin.end();
+  await dropDatabase(databaseUrl);
 }

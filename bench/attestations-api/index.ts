@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createDb, ensureDatabase, migrateToLatest, sql } from "@humanpass/db";
+import { createDb, dropDatabase, ensureDatabase, migrateToLatest, sql } from "@humanpass/db";
 import autocannon from "autocannon";
 import pg from "pg";
 import { SCHEMA } from "../../services/attestations-api/src/config";
@@ -262,9 +262,6 @@ try {
   keep = process.env.BENCH_KEEP_DB === "1" || REUSED !== undefined;
 } finally {
   if (!keep && !REUSED) {
-    const admin = new pg.Client({ connectionString: adminUrl() });
-    await admin.connect();
-    await admin.query(`drop database if exists "${dbUrl.pathname.slice(1)}" with (force)`);
-    await admin.end();
+    await dropDatabase(databaseUrl);
   }
 }

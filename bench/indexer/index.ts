@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
-import { createDb, ensureDatabase, migrateToLatest, sql } from "@humanpass/db";
+import { createDb, dropDatabase, ensureDatabase, migrateToLatest } from "@humanpass/db";
 import {
   encodeSchemaData,
   identityFromAddress,
@@ -213,9 +213,5 @@ try {
   await nats.close();
   await db.destroy();
   await devnet.stop();
-  const admin = new URL(url);
-  admin.pathname = "/postgres";
-  const adminDb = createDb<any>({ connectionString: admin.toString(), schema: "public" });
-  await sql`drop database if exists ${sql.id(base.pathname.slice(1))} with (force)`.execute(adminDb);
-  await adminDb.destroy();
+  await dropDatabase(url);
 }

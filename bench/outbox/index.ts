@@ -1,7 +1,7 @@
 // 10,000 events: commit in the producer's transaction → outbox relay → JetStream → inbox consumer applies it.
 // Prints events/s (first commit to last apply) and the commit → applied latency p50/p99.
 import { randomBytes } from "node:crypto";
-import { createDb, ensureDatabase, migrateToLatest, sql } from "@humanpass/db";
+import { createDb, dropDatabase, ensureDatabase, migrateToLatest, sql } from "@humanpass/db";
 import {
   connectNats,
   enqueue,
@@ -88,13 +88,7 @@ await relay.stop();
 await jsm.streams.delete(streamName(topology, "AGENT_AUTH"));
 await nats.close();
 await db.destroy();
-const admin = createDb<any>({
-  connectionString: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
-  schema: "public",
-  max: 1,
-});
-await sql.raw(`drop database if exists "${base.pathname.slice(1)}" with (force)`).execute(admin);
-await admin.destroy();
+await dropDatabase(url);
 
 latencies.sort((a, b) => a - b);
 const pct = (p: number) =>

@@ -17,7 +17,8 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createDb, ensureDatabase, migrateToLatest } from "@humanpass/db";
+import { createDb, dropDatabase, ensureDatabase, migrateToLatest } from "@humanpass/db";
+import { deletePrefixedStreams, jetstreamManager } from "@humanpass/events";
 import {
   DEFAULT_AGENT_OWNERSHIP_SCHEMA,
   extractHumanProofChallenge,
@@ -25,13 +26,11 @@ import {
 } from "@humanpass/human-proof";
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
 import { freePort } from "@humanpass/testing/ports";
-import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
-import pg from "pg";
 import { getAddress, keccak256, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { migrations as attestationsMigrations } from "../../services/attestations-api/src/db/migrations";
@@ -358,15 +357,9 @@ async function cleanUp(): Promise<void> {
     ),
   );
   const nats = await connect({ servers: natsUrl });
-  const jsm = await jetstreamManager(nats);
-  for await (const s of jsm.streams.list()) {
-    if (s.config.name.startsWith(`${prefix.toUpperCase()}_`)) await jsm.streams.delete(s.config.name);
-  }
+  await deletePrefixedStreams(await jetstreamManager(nats), { prefix });
   await nats.close();
-  const admin = new pg.Client({ connectionString: new URL("/postgres", databaseUrl).toString() });
-  await admin.connect();
-  await admin.query(`drop database if exists "${dbUrl.pathname.slice(1)}" with (force)`);
-  await admin.end();
+  await dropDatabase(databaseUrl);
   rmSync(routesFile, { force: true });
 }
 

@@ -10,8 +10,7 @@ import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
-import { createDb, ensureDatabase, migrateToLatest } from "@humanpass/db";
-import pg from "pg";
+import { createDb, dropDatabase, ensureDatabase, migrateToLatest } from "@humanpass/db";
 import { migrations } from "../../services/verifier/src/db/migrations";
 import { SCHEMA, type VerifierDatabase } from "../../services/verifier/src/db/schema";
 import { insertSession } from "../../services/verifier/src/db/sessions";
@@ -125,10 +124,7 @@ try {
     await once(server.child, "exit");
   }
   await db.destroy();
-  const admin = new pg.Client({ connectionString: base.toString() });
-  await admin.connect();
-  await admin.query(`drop database if exists "${dbName}" with (force)`);
-  await admin.end();
+  await dropDatabase(dbUrl.toString());
 }
 
 // Where one verification spends its CPU, in this thread (same code the workers run).

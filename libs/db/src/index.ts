@@ -119,6 +119,20 @@ export async function ensureDatabase(connectionString: string): Promise<void> {
   }
 }
 
+/** Drops the database named in the URL, closing its sessions (tests and benchmarks cleaning up). */
+export async function dropDatabase(connectionString: string): Promise<void> {
+  const url = new URL(connectionString);
+  const name = decodeURIComponent(url.pathname.slice(1));
+  url.pathname = "/postgres";
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    await client.query(`drop database if exists ${quoteIdent(name)} with (force)`);
+  } finally {
+    await client.end();
+  }
+}
+
 /** Resolves when a trivial query succeeds; used by readiness checks. */
 export async function pingDb(db: Kysely<any>): Promise<void> {
   await sql`select 1`.execute(db);

@@ -36,6 +36,15 @@ export function typeOfSubject(subject: string): string {
 }
 
 /** Creates or updates the streams; safe to call from every replica at every start. */
+/** Deletes every stream of a prefixed topology: what a benchmark or test run created for itself. */
+export async function deletePrefixedStreams(jsm: JetStreamManager, topology: Topology): Promise<void> {
+  if (!topology.prefix) throw new Error("only a prefixed topology's streams can be deleted");
+  const prefix = `${topology.prefix.toUpperCase()}_`;
+  for await (const s of jsm.streams.list()) {
+    if (s.config.name.startsWith(prefix)) await jsm.streams.delete(s.config.name);
+  }
+}
+
 export async function ensureStreams(
   jsm: JetStreamManager,
   topology: Topology,

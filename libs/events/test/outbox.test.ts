@@ -3,7 +3,14 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectNats, enqueue, startConsumer, startOutboxRelay, streamName } from "../src";
+import {
+  connectNats,
+  enqueue,
+  type OutboxRelayOptions,
+  startConsumer,
+  startOutboxRelay,
+  streamName,
+} from "../src";
 import {
   appliedCounts,
   type EventsTestContext,
@@ -41,6 +48,19 @@ async function enqueueMany(count: number, offset = 0) {
   }
 }
 
+function startRelay(options: Partial<OutboxRelayOptions> = {}) {
+  return startOutboxRelay({ nats: nc, schema: SCHEMA, logger, connectionString: database.url, ...options });
+}
+
+async function unpublished(): Promise<number> {
+  const { n } = await db
+    .selectFrom("outbox")
+    .select(db.fn.countAll().as("n"))
+    .where("published_at", "is", null)
+    .executeTakeFirstOrThrow();
+  return Number(n);
+}
+
 async function streamMessageIds(): Promise<string[]> {
   const jsm = await jetstreamManager(nc);
   const info = await jsm.streams.info(streamName(topology, "AGENT_AUTH"));
@@ -58,14 +78,7 @@ describe("outbox relay and inbox consumer", () => {
     const proxy = await TcpProxy.forUrl(testNatsUrl()).start();
     const relayNats = await connectNats(proxy.url(testNatsUrl()), logger);
     proxy.cut();
-    const relay = startOutboxRelay({
-      nats: relayNats,
-      schema: SCHEMA,
-      logger,
-      connectionString: database.url,
-      publishTimeoutMs: 500,
-      maxBackoffMs: 500,
-    });
+    const relay = startRelay({ nats: relayNats, publishTimeoutMs: 500, maxBackoffMs: 500 });
     const consumer = await startConsumer({
       db,
       nats: nc,
@@ -79,12 +92,7 @@ describe("outbox relay and inbox consumer", () => {
       await enqueueMany(1_000);
       await eventually(() => relay.stats.failures > 0, 10_000);
       expect(relay.stats.published).toBe(0);
-      const pending = await db
-        .selectFrom("outbox")
-        .select(db.fn.countAll().as("n"))
-        .where("published_at", "is", null)
-        .executeTakeFirstOrThrow();
-      expect(Number(pending.n)).toBe(1_000);
+      expect(await unpublished()).toBe(1_000);
 
       proxy.restore();
       await eventually(async () => (await appliedCounts(db)).total >= 1_000, 30_000);
@@ -103,26 +111,10 @@ describe("outbox relay and inbox consumer", () => {
   it("publishes every event exactly once with two relays on one outbox", async () => {
     await db.deleteFrom("outbox").execute();
     const before = (await streamMessageIds()).length;
-    const relays = [1, 2].map(() =>
-      startOutboxRelay({
-        nats: nc,
-        schema: SCHEMA,
-        logger,
-        connectionString: database.url,
-        batchSize: 50,
-        pollIntervalMs: 20,
-      }),
-    );
+    const relays = [1, 2].map(() => startRelay({ batchSize: 50, pollIntervalMs: 20 }));
     try {
       await enqueueMany(2_000, 10_000);
-      await eventually(async () => {
-        const left = await db
-          .selectFrom("outbox")
-          .select(db.fn.countAll().as("n"))
-          .where("published_at", "is", null)
-          .executeTakeFirstOrThrow();
-        return Number(left.n) === 0;
-      }, 30_000);
+      await eventually(async () => (await unpublished()) === 0, 30_000);
     } finally {
       await Promise.all(relays.map((r) => r.stop()));
     }
@@ -137,13 +129,7 @@ describe("outbox relay and inbox consumer", () => {
   });
 
   it("wakes on the commit's NOTIFY rather than waiting for its next poll", async () => {
-    const relay = startOutboxRelay({
-      nats: nc,
-      schema: SCHEMA,
-      logger,
-      connectionString: database.url,
-      pollIntervalMs: 600_000,
-    });
+    const relay = startRelay({ pollIntervalMs: 600_000 });
     try {
       await new Promise((r) => setTimeout(r, 500));
       const before = relay.stats.published;
@@ -156,10 +142,7 @@ describe("outbox relay and inbox consumer", () => {
 
   it("reconnects to Postgres after losing its connection and publishes what was committed meanwhile", async () => {
     const proxy = await TcpProxy.forUrl(database.url).start();
-    const relay = startOutboxRelay({
-      nats: nc,
-      schema: SCHEMA,
-      logger,
+    const relay = startRelay({
       connectionString: proxy.url(database.url),
       pollIntervalMs: 50,
       maxBackoffMs: 200,
@@ -174,12 +157,7 @@ describe("outbox relay and inbox consumer", () => {
       expect(relay.stats.published).toBe(published);
       proxy.restore();
       await eventually(() => relay.stats.published === published + 200, 10_000);
-      const left = await db
-        .selectFrom("outbox")
-        .select(db.fn.countAll().as("n"))
-        .where("published_at", "is", null)
-        .executeTakeFirstOrThrow();
-      expect(Number(left.n)).toBe(0);
+      expect(await unpublished()).toBe(0);
     } finally {
       await relay.stop();
       await proxy.stop();
@@ -187,14 +165,7 @@ describe("outbox relay and inbox consumer", () => {
   });
 
   it("carries on after its database session is terminated", async () => {
-    const relay = startOutboxRelay({
-      nats: nc,
-      schema: SCHEMA,
-      logger,
-      connectionString: database.url,
-      pollIntervalMs: 50,
-      maxBackoffMs: 200,
-    });
+    const relay = startRelay({ pollIntervalMs: 50, maxBackoffMs: 200 });
     try {
       await enqueueMany(5, 70_000);
       await eventually(() => relay.stats.published >= 5, 10_000);
