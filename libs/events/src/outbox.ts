@@ -126,6 +126,8 @@ export interface OutboxRelayOptions {
   batchSize?: number;
   pollIntervalMs?: number;
   publishTimeoutMs?: number;
+  /** How long a claim or mark may take before the relay gives its connection up and opens another. */
+  queryTimeoutMs?: number;
   maxBackoffMs?: number;
   /** How long published rows are kept for inspection before they are deleted. */
   retainPublishedMs?: number;
@@ -183,7 +185,14 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
   async function connection(): Promise<pg.Client> {
     if (client) return client;
-    const fresh = new pg.Client({ connectionString, application_name: `outbox-relay ${schema}` });
+    const fresh = new pg.Client({
+      connectionString,
+      application_name: `outbox-relay ${schema}`,
+      keepAlive: true,
+      // A connection that stopped answering (no FIN, no RST) would otherwise hold the relay for the kernel's
+      // retransmission timeout, a quarter of an hour.
+      query_timeout: options.queryTimeoutMs ?? 30_000,
+    });
     fresh.on("notification", () => {
       notified = true;
       wake?.();
@@ -220,7 +229,10 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       );
       return rows.length;
     } catch (e) {
-      await db.query("rollback").catch(() => {});
+      await db.query("rollback").catch(() => {
+        if (client === db) client = undefined;
+        db.end().catch(() => {});
+      });
       throw e;
     }
   }

@@ -180,4 +180,26 @@ describe("outbox relay and inbox consumer", () => {
       await relay.stop();
     }
   });
+
+  it("gives up a connection that stopped answering and publishes through a new one", async () => {
+    const proxy = await TcpProxy.forUrl(database.url).start();
+    const relay = startRelay({
+      connectionString: proxy.url(database.url),
+      pollIntervalMs: 50,
+      maxBackoffMs: 200,
+      queryTimeoutMs: 500,
+    });
+    try {
+      await enqueueMany(5, 80_000);
+      await eventually(() => relay.stats.published >= 5, 10_000);
+      const published = relay.stats.published;
+      proxy.stall();
+      await enqueueMany(50, 80_005);
+      await eventually(() => relay.stats.published === published + 50, 15_000);
+      expect(relay.stats.failures).toBeGreaterThan(0);
+    } finally {
+      await relay.stop();
+      await proxy.stop();
+    }
+  });
 });

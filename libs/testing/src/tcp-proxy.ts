@@ -6,6 +6,7 @@ import net from "node:net";
 export class TcpProxy {
   private server?: net.Server;
   private sockets = new Set<net.Socket>();
+  private pairs = new Set<[net.Socket, net.Socket]>();
   private accepting = true;
   port = 0;
 
@@ -34,6 +35,9 @@ export class TcpProxy {
           upstream.destroy();
         });
       }
+      const pair: [net.Socket, net.Socket] = [client, upstream];
+      this.pairs.add(pair);
+      client.on("close", () => this.pairs.delete(pair));
       client.pipe(upstream);
       upstream.pipe(client);
     });
@@ -54,6 +58,19 @@ export class TcpProxy {
   cut(): void {
     this.accepting = false;
     for (const s of this.sockets) s.destroy();
+  }
+
+  /**
+   * Keeps the open connections open but stops forwarding on them, like a peer gone without a FIN or RST (a dropped
+   * NAT entry, a frozen host); new connections are served as usual.
+   */
+  stall(): void {
+    for (const [client, upstream] of this.pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+    }
   }
 
   restore(): void {
