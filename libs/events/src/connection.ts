@@ -12,8 +12,8 @@ export async function connectNats(url: string, logger: Logger, name?: string): P
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
     waitOnFirstConnect: true,
-    // Otherwise every request (so every JetStream publish) builds an Error up front for the stack trace of a
-    // timeout that almost never comes: a third of the outbox relay's CPU.
+    // Otherwise every request (a consumer's fetch and ack, a JetStream manager call) builds an Error up front
+    // for the stack trace of a timeout that almost never comes.
     noAsyncTraces: true,
   });
   (async () => {
