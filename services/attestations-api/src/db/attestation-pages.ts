@@ -26,17 +26,27 @@ const ITEM_COLUMNS = `a.id, a.schema_id, a.creation_time, a.expiration_time, a.r
 /** Most requests one statement answers together; larger bursts take several. */
 const MAX_BATCH = 64;
 
-interface Shape {
+interface Statement {
   name: string;
   sql: string;
 }
 
+/** The two statements of one filter shape: the pages, and the totals of those that need them counted. */
+interface Shape {
+  page: Statement;
+  totals: Statement;
+}
+
 const shapes = new Map<string, Shape>();
 
+function named(sql: string): Statement {
+  return { name: `p${createHash("sha1").update(sql).digest("hex").slice(0, 20)}`, sql };
+}
+
 /**
- * The statement answering many page requests of one filter shape at once: each request is a row of `unnest`
- * (its filter values, limit and offset), joined laterally to its totals and its page. `not a.revoked` is a literal
- * so the generic plan of the prepared statement can use the partial indexes.
+ * The statements answering many page requests of one filter shape at once: each request is a row of `unnest`
+ * (its filter values, limit and offset) joined laterally to its page, or to its totals. `not a.revoked` is a
+ * literal so the generic plan of the prepared statement can use the partial indexes.
  */
 function shapeOf(filter: AttestationFilter): Shape {
   const columns = filter.conditions.map((c) => c.column);
@@ -52,26 +62,26 @@ function shapeOf(filter: AttestationFilter): Shape {
       matches.length === 0
         ? "not a.revoked"
         : `not a.revoked and (${matches.join(filter.match === "all" ? " and " : " or ")})`;
-    const arrays = [
-      ...columns.map((_, i) => `$${i + 1}::text[]`),
-      `$${columns.length + 1}::bigint[]`,
-      `$${columns.length + 2}::bigint[]`,
-    ];
-    const names = [...columns.map((_, i) => `c${i}`), "lim", "off", "ord"];
-    const sql = `select r.ord, c.total, c.unique_attesters, p.*
-from unnest(${arrays.join(", ")}) with ordinality as r(${names.join(", ")})
-cross join lateral (
-  select count(*) as total, count(distinct a.attester_did) as unique_attesters from attestations a where ${condition}
-) c
+    const values = columns.map((_, i) => `$${i + 1}::text[]`);
+    const names = columns.map((_, i) => `c${i}`);
+    // One row past the page tells whether there is more than the page holds.
+    const page = named(`select r.ord, p.*
+from unnest(${[...values, `$${columns.length + 1}::bigint[]`, `$${columns.length + 2}::bigint[]`].join(", ")}) with ordinality as r(${[...names, "lim", "off", "ord"].join(", ")})
 left join lateral (
   select ${ITEM_COLUMNS}
   from attestations a left join schemas s on s.id = a.schema_id
   where ${condition}
   order by a.block_number, a.log_index, a.id
-  limit r.lim offset r.off
+  limit r.lim + 1 offset r.off
 ) p on true
-order by r.ord, p.position_block, p.position_log, p.id`;
-    shape = { name: `p${createHash("sha1").update(sql).digest("hex").slice(0, 20)}`, sql };
+order by r.ord, p.position_block, p.position_log, p.id`);
+    const totals = named(`select r.ord, c.total, c.unique_attesters
+from unnest(${[...values, `$${columns.length + 1}::bigint[]`].join(", ")}) with ordinality as r(${[...names, "lim", "ord"].join(", ")})
+cross join lateral (
+  select count(*) as total, count(distinct a.attester_did) as unique_attesters from attestations a where ${condition}
+) c
+order by r.ord`);
+    shape = { page, totals };
     shapes.set(key, shape);
   }
   return shape;
@@ -84,13 +94,16 @@ interface Pending {
   reject(error: unknown): void;
 }
 
-type Row = AttestationRow & { ord: string; total: string; unique_attesters: string };
+type PageRow = AttestationRow & { ord: string };
+type TotalsRow = { ord: string; total: string; unique_attesters: string };
 
 /**
  * Pages of listed attestations, oldest first by chain position, with their totals. Requests that arrive in the
- * same turn of the event loop with the same filter shape are answered by one statement: under load the hot
- * ownership lookup then costs Postgres one round trip per batch instead of one per request. New attestations only
- * ever append, so the page boundaries a client walks never move.
+ * same turn of the event loop with the same filter shape are answered together: under load the hot ownership
+ * lookup then costs Postgres one round trip per batch instead of one per request. A first page that holds every
+ * match (an ownership lookup's one attestation) carries its own totals; the others are counted by a second
+ * statement, as counting every match costs as much again as finding the page. New attestations only ever append,
+ * so the page boundaries a client walks never move.
  */
 export class AttestationPages {
   private pending = new Map<string, Pending[]>();
@@ -100,7 +113,7 @@ export class AttestationPages {
 
   page(filter: AttestationFilter, page: PageRequest): Promise<Page<AttestationRow>> {
     return new Promise((resolve, reject) => {
-      const key = shapeOf(filter).name;
+      const key = shapeOf(filter).page.name;
       const queue = this.pending.get(key);
       if (queue) queue.push({ filter, page, resolve, reject });
       else this.pending.set(key, [{ filter, page, resolve, reject }]);
@@ -123,20 +136,36 @@ export class AttestationPages {
   private async answer(batch: Pending[]): Promise<void> {
     try {
       const shape = shapeOf(batch[0]!.filter);
-      const values: unknown[] = batch[0]!.filter.conditions.map((_, i) =>
-        batch.map((p) => p.filter.conditions[i]!.value),
-      );
-      values.push(
+      const rows = await this.query<PageRow>(shape.page, [
+        ...filterValues(batch),
         batch.map((p) => p.page.size),
         batch.map((p) => (p.page.number - 1) * p.page.size),
-      );
-      const rows = await this.query(shape, values);
-      const pages: Page<AttestationRow>[] = batch.map(() => ({ total: 0, unique: 0, rows: [] }));
-      for (const row of rows) {
-        const page = pages[Number(row.ord) - 1]!;
-        page.total = Number(row.total);
-        page.unique = Number(row.unique_attesters);
-        if (row.id !== null) page.rows.push(row);
+      ]);
+      const found: AttestationRow[][] = batch.map(() => []);
+      for (const row of rows) if (row.id !== null) found[Number(row.ord) - 1]!.push(row);
+      const pages: Page<AttestationRow>[] = [];
+      const uncounted: number[] = [];
+      batch.forEach(({ page }, i) => {
+        const matches = found[i]!;
+        const complete = page.number === 1 && matches.length <= page.size;
+        pages.push({
+          total: matches.length,
+          unique: new Set(matches.map((m) => m.attester_did)).size,
+          rows: complete ? matches : matches.slice(0, page.size),
+        });
+        if (!complete) uncounted.push(i);
+      });
+      if (uncounted.length > 0) {
+        const counted = uncounted.map((i) => batch[i]!);
+        const totals = await this.query<TotalsRow>(shape.totals, [
+          ...filterValues(counted),
+          counted.map((p) => p.page.size),
+        ]);
+        for (const row of totals) {
+          const page = pages[uncounted[Number(row.ord) - 1]!]!;
+          page.total = Number(row.total);
+          page.unique = Number(row.unique_attesters);
+        }
       }
       batch.forEach((p, i) => p.resolve(pages[i]!));
     } catch (error) {
@@ -144,9 +173,14 @@ export class AttestationPages {
     }
   }
 
-  private async query(shape: Shape, values: unknown[]): Promise<Row[]> {
+  private async query<R>(statement: Statement, values: unknown[]): Promise<R[]> {
     const { pool, db } = this.reader;
-    if (!pool) return (await db.executeQuery(CompiledQuery.raw(shape.sql, values))).rows as Row[];
-    return (await pool.query({ name: shape.name, text: shape.sql, values })).rows as Row[];
+    if (!pool) return (await db.executeQuery(CompiledQuery.raw(statement.sql, values))).rows as R[];
+    return (await pool.query({ name: statement.name, text: statement.sql, values })).rows as R[];
   }
+}
+
+/** Each filter condition's values across the batch, one array per condition. */
+function filterValues(batch: Pending[]): string[][] {
+  return batch[0]!.filter.conditions.map((_, i) => batch.map((p) => p.filter.conditions[i]!.value));
 }
