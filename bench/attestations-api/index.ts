@@ -1,9 +1,10 @@
 // attestations-api: the ownership lookup of spec 2 (GET /api/v1/attestations?schemaId=…&recipientEthereumAddress=…)
 // over a read model of 1,000,000 attestations, and, in the same run, a bare Fastify route for reference.
 // Data goes straight into the read model (server-side multi-row INSERT … SELECT generate_series), the servers run
-// in child processes, autocannon drives them from this process. Prints req/s and latency percentiles of both at
-// each number of concurrent connections: with a fixed number of clients, latency is that number over throughput
-// (Little's law), so one level alone cannot show both what the service sustains and how fast it answers.
+// in child processes, autocannon drives them from this process. Prints req/s, latency percentiles and the host's
+// steal time of both at each number of concurrent connections: with a fixed number of clients, latency is that
+// number over throughput (Little's law), so one level alone cannot show both what the service sustains and how fast
+// it answers.
 //   BENCH_ROWS (default 1,000,000), BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32,100),
 //   BENCH_KEEP_DB=1 (keep the loaded database), BENCH_DB=<name> (run on a database an earlier run kept, no loading)
 import { type ChildProcess, spawn } from "node:child_process";
@@ -159,12 +160,40 @@ function cpuMs(pid: number | undefined): number {
   }
 }
 
-/** CPU time of the Postgres backends serving the bench database (the servers' pooled connections). */
-async function postgresCpuMs(admin: pg.Client): Promise<number> {
+/** The machine's CPU time counters (jiffies) from /proc/stat: all of them, and steal, the time the hypervisor ran
+ * something else while this machine's CPUs had work. Undefined where there is no /proc/stat. */
+function cpuTimes(): { total: number; steal: number } | undefined {
+  try {
+    const fields = readFileSync("/proc/stat", "utf8")
+      .split("\n")[0]!
+      .trim()
+      .split(/\s+/)
+      .slice(1, 9)
+      .map(Number);
+    return { total: fields.reduce((a, b) => a + b, 0), steal: fields[7]! };
+  } catch {
+    return undefined;
+  }
+}
+
+function stealPercent(before: ReturnType<typeof cpuTimes>, after: ReturnType<typeof cpuTimes>): number {
+  if (!before || !after || after.total === before.total) return Number.NaN;
+  return Math.round((100 * (after.steal - before.steal)) / (after.total - before.total));
+}
+
+/** CPU time of each Postgres backend serving the bench database (the servers' pooled connections), by pid. */
+async function postgresCpuMs(admin: pg.Client): Promise<Map<number, number>> {
   const { rows } = await admin.query<{ pid: number }>("select pid from pg_stat_activity where datname = $1", [
     dbUrl.pathname.slice(1),
   ]);
-  return rows.reduce((sum, { pid }) => sum + cpuMs(pid), 0);
+  return new Map(rows.map(({ pid }) => [pid, cpuMs(pid)]));
+}
+
+/** What the backends alive at the end used in between; one opened meanwhile counts from zero. */
+function postgresCpuDelta(before: Map<number, number>, after: Map<number, number>): number {
+  let sum = 0;
+  for (const [pid, ms] of after) sum += ms - (before.get(pid) ?? 0);
+  return sum;
 }
 
 async function measured(child: ChildProcess, run: () => Promise<autocannon.Result>) {
@@ -178,7 +207,7 @@ async function measured(child: ChildProcess, run: () => Promise<autocannon.Resul
   return {
     result,
     serverUs: perRequest(serverAfter - serverBefore),
-    postgresUs: perRequest(pgAfter - pgBefore),
+    postgresUs: perRequest(postgresCpuDelta(pgBefore, pgAfter)),
   };
 }
 
@@ -191,7 +220,7 @@ async function cannon(port: number, pathFor: () => string, seconds: number, conn
   });
 }
 
-function summary(name: string, connections: number, run: Awaited<ReturnType<typeof measured>>) {
+function summary(name: string, connections: number, run: Awaited<ReturnType<typeof level>>) {
   const r = run.result;
   return {
     name,
@@ -205,32 +234,32 @@ function summary(name: string, connections: number, run: Awaited<ReturnType<type
     requests: r.requests.total,
     non2xx: r.non2xx,
     errors: r.errors,
+    "steal %": run.stealPercent,
   };
 }
 
-/** Runs `pathFor` against one server at every connection level, after a warm-up (JIT, pool, Postgres buffers). */
-async function sweep(mode: "api" | "bare", pathFor: () => string) {
-  const server = await startServer(mode);
-  try {
-    if (mode === "api") {
-      const sample = pathFor();
-      const body = (await (await fetch(`http://127.0.0.1:${server.port}${sample}`)).json()) as {
-        totalItems: number;
-        data: { toEthereumAddress: string }[];
-      };
-      if (body.totalItems !== 1)
-        throw new Error(`lookup ${sample} returned ${body.totalItems} items, expected 1`);
-      process.stdout.write(`  sample lookup ok: 1 item for ${body.data[0]!.toEthereumAddress}\n`);
-    }
-    const runs = [];
-    for (const connections of CONNECTIONS) {
-      await cannon(server.port, pathFor, 2, connections);
-      runs.push(await measured(server.child, () => cannon(server.port, pathFor, SECONDS, connections)));
-    }
-    return runs;
-  } finally {
-    await stop(server.child);
-  }
+/** Checks that the API answers a sample lookup with the one attestation the bench loaded for it. */
+async function checkSample(port: number): Promise<void> {
+  const sample = lookupPath();
+  const body = (await (await fetch(`http://127.0.0.1:${port}${sample}`)).json()) as {
+    totalItems: number;
+    data: { toEthereumAddress: string }[];
+  };
+  if (body.totalItems !== 1)
+    throw new Error(`lookup ${sample} returned ${body.totalItems} items, expected 1`);
+  process.stdout.write(`  sample lookup ok: 1 item for ${body.data[0]!.toEthereumAddress}\n`);
+}
+
+/** One measured run at a connection level, after a warm-up (JIT, pool, Postgres buffers). */
+async function level(
+  server: { child: ChildProcess; port: number },
+  pathFor: () => string,
+  connections: number,
+) {
+  await cannon(server.port, pathFor, 2, connections);
+  const before = cpuTimes();
+  const run = await measured(server.child, () => cannon(server.port, pathFor, SECONDS, connections));
+  return { ...run, stealPercent: stealPercent(before, cpuTimes()) };
 }
 
 let keep = false;
@@ -242,8 +271,20 @@ try {
     );
     await load();
   }
-  const lookups = await sweep("api", lookupPath);
-  const bares = await sweep("bare", () => "/bare");
+  // Both servers stay up and each level runs the two back to back, so a change in what the host gives this
+  // machine (steal time, shown per run) affects both sides of a ratio alike.
+  const [api, bare] = [await startServer("api"), await startServer("bare")];
+  const lookups: Array<Awaited<ReturnType<typeof level>>> = [];
+  const bares: typeof lookups = [];
+  try {
+    await checkSample(api.port);
+    for (const connections of CONNECTIONS) {
+      lookups.push(await level(api, lookupPath, connections));
+      bares.push(await level(bare, () => "/bare", connections));
+    }
+  } finally {
+    await Promise.all([stop(api.child), stop(bare.child)]);
+  }
   console.table(
     CONNECTIONS.flatMap((connections, i) => [
       summary("GET /api/v1/attestations?schemaId&recipientEthereumAddress", connections, lookups[i]!),
