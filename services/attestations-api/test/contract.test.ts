@@ -1,6 +1,7 @@
 import { encodeAbiParameters } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../src/app";
+import { createReadPool } from "../src/db/read-pool";
 import {
   attestationRecorded,
   attestationRevoked,
@@ -733,6 +734,29 @@ describe("concurrent requests (answered in shared statements)", () => {
     for (const path of paths) sequential.push(await getJson(h.app, api(path)));
     const concurrent = await Promise.all([...paths, ...paths].map((path) => getJson(h.app, api(path))));
     expect(concurrent.map((r) => r.body)).toEqual([...sequential, ...sequential].map((r) => r.body));
+  });
+});
+
+describe("prepared statements of the read pool", () => {
+  it("a lookup repeated on one connection runs the cached generic plan, never planned again", async () => {
+    const pool = createReadPool({ connectionString: h.database.url, max: 1 });
+    const app = await buildApp({ db: h.db, pool, logger, rateLimit: false });
+    try {
+      const lookup = (a: { address: string }) =>
+        api(`/attestations?schemaId=${ownership.schemaId}&recipientEthereumAddress=${a.address}`);
+      for (let i = 0; i < 12; i++) {
+        const { status, body } = await getJson(app, lookup([agent1, agent2, agent3][i % 3]!));
+        expect(status).toBe(200);
+        expect(body.totalItems).toBe(1);
+      }
+      const { rows } = await pool.query<{ generic_plans: string; custom_plans: string }>(
+        "select generic_plans, custom_plans from pg_prepared_statements where statement like '%unnest%'",
+      );
+      expect(rows).toEqual([{ generic_plans: "12", custom_plans: "0" }]);
+    } finally {
+      await app.close();
+      await pool.end();
+    }
   });
 });
 
