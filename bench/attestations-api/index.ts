@@ -5,7 +5,7 @@
 // steal time of both at each number of concurrent connections: with a fixed number of clients, latency is that
 // number over throughput (Little's law), so one level alone cannot show both what the service sustains and how fast
 // it answers.
-//   BENCH_ROWS (default 1,000,000), BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32,64,100),
+//   BENCH_ROWS (default 1,000,000), BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 1,32,64,100),
 //   BENCH_KEEP_DB=1 (keep the loaded database), BENCH_DB=<name> (run on a database an earlier run kept, no loading)
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -20,7 +20,7 @@ import { migrations } from "../../services/attestations-api/src/db/migrations";
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? "32,64,100").split(",").map(Number);
+const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? "1,32,64,100").split(",").map(Number);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 // The runtime flags of the API's image, read from its Dockerfile so the two cannot drift.
 const IMAGE_NODE_OPTIONS = (
