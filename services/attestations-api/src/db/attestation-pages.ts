@@ -75,6 +75,7 @@ left join lateral (
   limit r.lim + 1 offset r.off
 ) p on true
 order by r.ord, p.position_block, p.position_log, p.id`);
+    // The page sizes, unused here, give `unnest` an array to count requests by when the filter has no values.
     const totals = named(`select r.ord, c.total, c.unique_attesters
 from unnest(${[...values, `$${columns.length + 1}::bigint[]`].join(", ")}) with ordinality as r(${[...names, "lim", "ord"].join(", ")})
 cross join lateral (
