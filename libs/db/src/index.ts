@@ -41,6 +41,16 @@ export function createPool(options: DbOptions): pg.Pool {
 const PREPARED_MARK = "/* prepared */ ";
 const statementNames = new Map<string, string>();
 
+/** The name a statement text is prepared under, the same on every connection: derived from the text. */
+export function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `p${createHash("sha1").update(text).digest("hex").slice(0, 24)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
 /**
  * `query`, run as a named prepared statement: each pooled connection parses and plans it once, then reuses the
  * plan. For hot statements whose text never varies (no value lists of varying length): planning a statement of
@@ -57,12 +67,7 @@ function runPreparedStatementsNamed(client: pg.PoolClient): void {
   (client as { query: unknown }).query = (text: unknown, values?: unknown, callback?: unknown) => {
     if (typeof text !== "string" || !text.startsWith(PREPARED_MARK) || !Array.isArray(values))
       return query(text, values, callback);
-    let name = statementNames.get(text);
-    if (!name) {
-      name = `p${createHash("sha1").update(text).digest("hex").slice(0, 24)}`;
-      statementNames.set(text, name);
-    }
-    return query({ name, text, values }, callback);
+    return query({ name: statementName(text), text, values }, callback);
   };
 }
 

@@ -1,6 +1,5 @@
-import { createHash } from "node:crypto";
-import { CompiledQuery } from "kysely";
-import type { Reader } from "./prepared";
+import { statementName } from "@humanpass/db";
+import { execute, type NamedStatement, type Reader } from "./prepared";
 import type { AttestationFilter, AttestationRow, FilterColumn, Page, PageRequest } from "./queries";
 
 const FILTER_COLUMNS = new Set<FilterColumn>([
@@ -26,21 +25,16 @@ const ITEM_COLUMNS = `a.id, a.schema_id, a.creation_time, a.expiration_time, a.r
 /** Most requests one statement answers together; larger bursts take several. */
 const MAX_BATCH = 64;
 
-interface Statement {
-  name: string;
-  sql: string;
-}
-
 /** The two statements of one filter shape: the pages, and the totals of those that need them counted. */
 interface Shape {
-  page: Statement;
-  totals: Statement;
+  page: NamedStatement;
+  totals: NamedStatement;
 }
 
 const shapes = new Map<string, Shape>();
 
-function named(sql: string): Statement {
-  return { name: `p${createHash("sha1").update(sql).digest("hex").slice(0, 20)}`, sql };
+function named(sql: string): NamedStatement {
+  return { name: statementName(sql), sql };
 }
 
 /**
@@ -137,7 +131,7 @@ export class AttestationPages {
   private async answer(batch: Pending[]): Promise<void> {
     try {
       const shape = shapeOf(batch[0]!.filter);
-      const rows = await this.query<PageRow>(shape.page, [
+      const rows = await execute<PageRow>(this.reader, shape.page, [
         ...filterValues(batch),
         batch.map((p) => p.page.size),
         batch.map((p) => (p.page.number - 1) * p.page.size),
@@ -158,7 +152,7 @@ export class AttestationPages {
       });
       if (uncounted.length > 0) {
         const counted = uncounted.map((i) => batch[i]!);
-        const totals = await this.query<TotalsRow>(shape.totals, [
+        const totals = await execute<TotalsRow>(this.reader, shape.totals, [
           ...filterValues(counted),
           counted.map((p) => p.page.size),
         ]);
@@ -172,12 +166,6 @@ export class AttestationPages {
     } catch (error) {
       for (const p of batch) p.reject(error);
     }
-  }
-
-  private async query<R>(statement: Statement, values: unknown[]): Promise<R[]> {
-    const { pool, db } = this.reader;
-    if (!pool) return (await db.executeQuery(CompiledQuery.raw(statement.sql, values))).rows as R[];
-    return (await pool.query({ name: statement.name, text: statement.sql, values })).rows as R[];
   }
 }
 

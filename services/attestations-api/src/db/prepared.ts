@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { statementName } from "@humanpass/db";
 import { type Compilable, CompiledQuery, type Kysely } from "kysely";
 import type pg from "pg";
 
@@ -12,10 +12,14 @@ export interface Reader {
   pool?: ReadPool;
 }
 
-/** A query compiled once; `slots` names, in order, the argument each bound parameter takes. */
-export interface Statement {
+/** A statement text and the name it is prepared under. */
+export interface NamedStatement {
   name: string;
   sql: string;
+}
+
+/** A query compiled once; `slots` names, in order, the argument each bound parameter takes. */
+export interface Statement extends NamedStatement {
   slots: string[];
 }
 
@@ -43,7 +47,7 @@ export function statement(key: string, build: () => Compilable): Statement {
       return p.slice(MARK.length);
     });
     found = {
-      name: `q${createHash("sha1").update(compiled.sql).digest("hex").slice(0, 20)}`,
+      name: statementName(compiled.sql),
       sql: compiled.sql,
       slots,
     };
@@ -52,12 +56,17 @@ export function statement(key: string, build: () => Compilable): Statement {
   return found;
 }
 
-/**
- * Runs a statement as a named prepared statement: each pooled connection parses it once and Postgres switches to
- * a cached generic plan after a few runs, so the hot lookups skip planning, which costs more than executing them.
- */
-export async function run<R>(reader: Reader, st: Statement, args: Record<string, unknown>): Promise<R[]> {
+/** Runs `st` with its arguments given by slot name (see `statement`). */
+export function run<R>(reader: Reader, st: Statement, args: Record<string, unknown>): Promise<R[]> {
   const values = st.slots.map((name) => args[name]);
+  return execute<R>(reader, st, values);
+}
+
+/**
+ * Runs a statement as a named prepared statement: each pooled connection parses it once and then runs its cached
+ * generic plan (see `createReadPool`), so the hot lookups skip planning, which costs more than executing them.
+ */
+export async function execute<R>(reader: Reader, st: NamedStatement, values: unknown[]): Promise<R[]> {
   if (!reader.pool) return (await reader.db.executeQuery(CompiledQuery.raw(st.sql, values))).rows as R[];
   const result = await reader.pool.query({ name: st.name, text: st.sql, values });
   return result.rows as R[];
