@@ -17,13 +17,17 @@ export type ChainInvalidation =
  * `chain.blocks_reverted` into a Postgres NOTIFY on `channel` in its transaction, and every replica LISTENs
  * (`listenForChainInvalidations`) and applies it to its own cache. `channel` also names the durables.
  */
-export async function startChainInvalidationConsumers(options: {
+export interface ChainInvalidationConsumersOptions {
   db: Kysely<any>;
   nats: NatsConnection;
   topology: Topology;
   logger: Logger;
   channel: string;
-}): Promise<RunningConsumer[]> {
+}
+
+export async function startChainInvalidationConsumers(
+  options: ChainInvalidationConsumersOptions,
+): Promise<RunningConsumer[]> {
   const { channel, ...rest } = options;
   const common = { ...rest, stream: "CHAIN" as const };
   const notify = async (trx: Kysely<any>, invalidation: ChainInvalidation) => {
@@ -57,7 +61,7 @@ export interface InvalidationListener {
  * down, notifications are lost: `apply({ clear: true })` runs whenever it (re)connects, so nothing missed can
  * survive.
  */
-export async function listenForChainInvalidations(options: {
+export interface ChainInvalidationListenerOptions {
   connectionString: string;
   channel: string;
   apply: (invalidation: ChainInvalidation) => void;
@@ -65,7 +69,11 @@ export async function listenForChainInvalidations(options: {
   /** How the connection shows in pg_stat_activity; the channel when absent. */
   applicationName?: string;
   reconnectDelayMs?: number;
-}): Promise<InvalidationListener> {
+}
+
+export async function listenForChainInvalidations(
+  options: ChainInvalidationListenerOptions,
+): Promise<InvalidationListener> {
   const { channel, logger } = options;
   // LISTEN takes an identifier, not a parameter.
   if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a plain channel name: ${channel}`);

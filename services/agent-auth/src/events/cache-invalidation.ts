@@ -1,13 +1,11 @@
-import type { Kysely } from "@humanpass/db";
 import {
+  type ChainInvalidationConsumersOptions,
+  type ChainInvalidationListenerOptions,
   type InvalidationListener,
   listenForChainInvalidations,
-  type NatsConnection,
   type RunningConsumer,
   startChainInvalidationConsumers,
-  type Topology,
 } from "@humanpass/events";
-import type { Logger } from "@humanpass/telemetry";
 import type { ResolutionCache } from "../attestations/resolution-cache";
 
 export type { InvalidationListener };
@@ -16,22 +14,18 @@ export type { InvalidationListener };
 export const INVALIDATION_CHANNEL = "agent_auth_cache";
 
 /** `chain.attestation_revoked` → drop that attestation's entries; `chain.blocks_reverted` → drop everything. */
-export function startCacheInvalidation(options: {
-  db: Kysely<any>;
-  nats: NatsConnection;
-  topology: Topology;
-  logger: Logger;
-}): Promise<RunningConsumer[]> {
+export function startCacheInvalidation(
+  options: Omit<ChainInvalidationConsumersOptions, "channel">,
+): Promise<RunningConsumer[]> {
   return startChainInvalidationConsumers({ ...options, channel: INVALIDATION_CHANNEL });
 }
 
 /** Applies the invalidations to this replica's resolution cache. */
-export function listenForInvalidations(options: {
-  connectionString: string;
-  cache: ResolutionCache;
-  logger: Logger;
-  reconnectDelayMs?: number;
-}): Promise<InvalidationListener> {
+export function listenForInvalidations(
+  options: Omit<ChainInvalidationListenerOptions, "channel" | "apply" | "applicationName"> & {
+    cache: ResolutionCache;
+  },
+): Promise<InvalidationListener> {
   const { cache, ...rest } = options;
   return listenForChainInvalidations({
     ...rest,

@@ -1,13 +1,11 @@
-import type { Kysely } from "@humanpass/db";
 import {
+  type ChainInvalidationConsumersOptions,
+  type ChainInvalidationListenerOptions,
   type InvalidationListener,
   listenForChainInvalidations,
-  type NatsConnection,
   type RunningConsumer,
   startChainInvalidationConsumers,
-  type Topology,
 } from "@humanpass/events";
-import type { Logger } from "@humanpass/telemetry";
 import type { CachedPoUVerifier } from "../attestations/cached-verifier";
 
 /** The NOTIFY channel, and the prefix of the two durables, that carry revocations to every replica's cache. */
@@ -17,22 +15,18 @@ export const INVALIDATION_CHANNEL = "payment_gateway_cache";
  * Drops cached human lookups once the chain says they no longer hold: the revoked attestation's on
  * `chain.attestation_revoked`, all of them on `chain.blocks_reverted`. One pair of durables for all replicas.
  */
-export function startCacheInvalidation(options: {
-  db: Kysely<any>;
-  nats: NatsConnection;
-  topology: Topology;
-  logger: Logger;
-}): Promise<RunningConsumer[]> {
+export function startCacheInvalidation(
+  options: Omit<ChainInvalidationConsumersOptions, "channel">,
+): Promise<RunningConsumer[]> {
   return startChainInvalidationConsumers({ ...options, channel: INVALIDATION_CHANNEL });
 }
 
 /** Applies the invalidations to this replica's cached verifier. */
-export function listenForInvalidations(options: {
-  connectionString: string;
-  verifier: CachedPoUVerifier;
-  logger: Logger;
-  reconnectDelayMs?: number;
-}): Promise<InvalidationListener> {
+export function listenForInvalidations(
+  options: Omit<ChainInvalidationListenerOptions, "channel" | "apply" | "applicationName"> & {
+    verifier: CachedPoUVerifier;
+  },
+): Promise<InvalidationListener> {
   const { verifier, ...rest } = options;
   return listenForChainInvalidations({
     ...rest,
