@@ -1,7 +1,7 @@
 import { didFromAddress, networkForChainId } from "@humanpass/identity";
 import { DID, Id } from "@iden3/js-iden3-core";
 import type { Static } from "@sinclair/typebox";
-import type { AttestationRow, Page, PageRequest, SchemaRow } from "./db/queries";
+import type { AttestationListRow, AttestationRow, Page, PageRequest, SchemaRow } from "./db/queries";
 import { decodedDataJson, schemaFields } from "./decode";
 import type { AttestationListItem, AttestationSingle, SchemaListItem, SchemaSingle } from "./routes/shapes";
 
@@ -18,7 +18,7 @@ export function envelope<R, T>(page: Page<R>, request: PageRequest, present: (ro
   };
 }
 
-export function attestationItem(row: AttestationRow): Static<typeof AttestationListItem> {
+export function attestationItem(row: AttestationListRow): Static<typeof AttestationListItem> {
   return {
     id: row.id,
     creationTime: Number(row.creation_time),
@@ -88,7 +88,7 @@ function creatorIdentity(row: SchemaRow): { did: string; id: string } {
 
 export function schemaSingle(
   row: SchemaRow,
-  attestations: ReturnType<typeof envelope<AttestationRow, Static<typeof AttestationListItem>>>,
+  attestations: ReturnType<typeof envelope<AttestationListRow, Static<typeof AttestationListItem>>>,
 ): Static<typeof SchemaSingle> {
   const creator = creatorIdentity(row);
   return {

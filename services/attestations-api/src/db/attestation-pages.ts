@@ -1,6 +1,6 @@
 import { statementName } from "@humanpass/db";
 import { execute, type NamedStatement, type Reader } from "./prepared";
-import type { AttestationFilter, AttestationRow, FilterColumn, Page, PageRequest } from "./queries";
+import type { AttestationFilter, AttestationListRow, FilterColumn, Page, PageRequest } from "./queries";
 
 const FILTER_COLUMNS = new Set<FilterColumn>([
   "schema_id",
@@ -17,10 +17,14 @@ export const SCHEMA_INDEX_SQL = `case when s.id is null then null else (
   select count(*) from schemas s2 where (s2.block_number, s2.log_index, s2.id) <= (s.block_number, s.log_index, s.id)
 )::text end`;
 
-const ITEM_COLUMNS = `a.id, a.schema_id, a.creation_time, a.expiration_time, a.revocable, a.revoked, a.revocation_time,
-  a.attester_did, a.attester_iden3_id, a.attester_address, a.recipient_did, a.recipient_iden3_id, a.recipient_address,
-  a.data, a.tx_hash, s.name as schema_name, s.schema_raw, ${SCHEMA_INDEX_SQL} as schema_index,
-  a.block_number as position_block, a.log_index as position_log`;
+/** A list item's columns (`AttestationListRow`), as the page statement's inner query selects them. */
+const ITEM_COLUMNS = `a.id, a.schema_id, a.creation_time, a.attester_did, a.attester_iden3_id, a.attester_address,
+  a.recipient_did, a.recipient_iden3_id, a.recipient_address, a.data, s.name as schema_name, s.schema_raw,
+  ${SCHEMA_INDEX_SQL} as schema_index`;
+
+/** The same columns as the outer query passes them on: the chain position orders the page but is not sent. */
+const OUTPUT_COLUMNS = `p.id, p.schema_id, p.creation_time, p.attester_did, p.attester_iden3_id, p.attester_address,
+  p.recipient_did, p.recipient_iden3_id, p.recipient_address, p.data, p.schema_name, p.schema_raw, p.schema_index`;
 
 /** Most requests one statement answers together; larger bursts take several. */
 const MAX_BATCH = 64;
@@ -59,16 +63,16 @@ function shapeOf(filter: AttestationFilter): Shape {
     const values = columns.map((_, i) => `$${i + 1}::text[]`);
     const names = columns.map((_, i) => `c${i}`);
     // One row past the page tells whether there is more than the page holds.
-    const page = named(`select r.ord, p.*
+    const page = named(`select r.ord, ${OUTPUT_COLUMNS}
 from unnest(${[...values, `$${columns.length + 1}::bigint[]`, `$${columns.length + 2}::bigint[]`].join(", ")}) with ordinality as r(${[...names, "lim", "off", "ord"].join(", ")})
 left join lateral (
-  select ${ITEM_COLUMNS}
+  select ${ITEM_COLUMNS}, a.block_number, a.log_index
   from attestations a left join schemas s on s.id = a.schema_id
   where ${condition}
   order by a.block_number, a.log_index, a.id
   limit r.lim + 1 offset r.off
 ) p on true
-order by r.ord, p.position_block, p.position_log, p.id`);
+order by r.ord, p.block_number, p.log_index, p.id`);
     // The page sizes, unused here, give `unnest` an array to count requests by when the filter has no values.
     const totals = named(`select r.ord, c.total, c.unique_attesters
 from unnest(${[...values, `$${columns.length + 1}::bigint[]`].join(", ")}) with ordinality as r(${[...names, "lim", "ord"].join(", ")})
@@ -85,11 +89,11 @@ order by r.ord`);
 interface Pending {
   filter: AttestationFilter;
   page: PageRequest;
-  resolve(page: Page<AttestationRow>): void;
+  resolve(page: Page<AttestationListRow>): void;
   reject(error: unknown): void;
 }
 
-type PageRow = AttestationRow & { ord: string };
+type PageRow = AttestationListRow & { ord: string };
 type TotalsRow = { ord: string; total: string; unique_attesters: string };
 
 /**
@@ -106,7 +110,7 @@ export class AttestationPages {
 
   constructor(private readonly reader: Reader) {}
 
-  page(filter: AttestationFilter, page: PageRequest): Promise<Page<AttestationRow>> {
+  page(filter: AttestationFilter, page: PageRequest): Promise<Page<AttestationListRow>> {
     return new Promise((resolve, reject) => {
       const key = shapeOf(filter).page.name;
       const queue = this.pending.get(key);
@@ -136,9 +140,9 @@ export class AttestationPages {
         batch.map((p) => p.page.size),
         batch.map((p) => (p.page.number - 1) * p.page.size),
       ]);
-      const found: AttestationRow[][] = batch.map(() => []);
+      const found: AttestationListRow[][] = batch.map(() => []);
       for (const row of rows) if (row.id !== null) found[Number(row.ord) - 1]!.push(row);
-      const pages: Page<AttestationRow>[] = [];
+      const pages: Page<AttestationListRow>[] = [];
       const uncounted: number[] = [];
       batch.forEach(({ page }, i) => {
         const matches = found[i]!;

@@ -45,14 +45,11 @@ function columnExpression(column: FilterColumn) {
 
 const schemaIndex = sql<string | null>`${sql.raw(SCHEMA_INDEX_SQL)}`;
 
-export interface AttestationRow {
+/** What a list item shows of an attestation. */
+export interface AttestationListRow {
   id: string;
   schema_id: string;
   creation_time: string;
-  expiration_time: string;
-  revocable: boolean;
-  revoked: boolean;
-  revocation_time: string;
   attester_did: string;
   attester_iden3_id: string;
   attester_address: string;
@@ -60,10 +57,18 @@ export interface AttestationRow {
   recipient_iden3_id: string;
   recipient_address: string;
   data: string;
-  tx_hash: string;
   schema_name: string | null;
   schema_raw: string | null;
   schema_index: string | null;
+}
+
+/** What the single form shows: the list item's columns and the attestation's life (expiry, revocation) and tx. */
+export interface AttestationRow extends AttestationListRow {
+  expiration_time: string;
+  revocable: boolean;
+  revoked: boolean;
+  revocation_time: string;
+  tx_hash: string;
 }
 
 function attestationsWithSchema(db: Kysely<Database>) {
@@ -102,7 +107,7 @@ export function pageOfAttestations(
   reader: Reader,
   filter: AttestationFilter,
   page: PageRequest,
-): Promise<Page<AttestationRow>> {
+): Promise<Page<AttestationListRow>> {
   let pager = pagers.get(reader);
   if (!pager) {
     pager = new AttestationPages(reader);
