@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { createCloudEvent } from "@humanpass/events";
 import { REPO_ROOT } from "@humanpass/testing";
+import { encodeAbiParameters } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rebuildReadModel } from "../src/reindex/rebuild";
 import {
@@ -104,6 +105,59 @@ describe("consumers of chain and verifier events", () => {
     expect(ids(await listed(`schemaId=${s.schemaId}`)).sort()).toEqual(
       [kept.attestationId, otherChain.attestationId, orphan.attestationId].sort(),
     );
+  });
+
+  it("schemaInfo follows the schemas: one registered after a lookup, and one indexed again at a new place after a reorg", async () => {
+    const schemaInfo = async (schemaId: string) => {
+      const { data } = await listed(`schemaId=${schemaId}`);
+      expect(data).toHaveLength(1);
+      const one = (await single(data[0].id)).body.schemaInfo;
+      expect(one).toEqual(data[0].schemaInfo);
+      return data[0].schemaInfo;
+    };
+    const placeOf = async (schemaId: string) =>
+      (await getJson(h.app, api(`/schemas/${schemaId}`))).body.index;
+
+    const first = schemaRegistered({ name: "First" });
+    await h.publish("CHAIN", "schema_registered", first);
+    await h.publish("CHAIN", "attestation_recorded", attestationRecorded(first.schemaId, party(), party()));
+    expect(await schemaInfo(first.schemaId)).toMatchObject({
+      name: "First",
+      index: await placeOf(first.schemaId),
+    });
+
+    const later = schemaRegistered({ name: "Later", schema: "uint8 stars" });
+    await h.publish("CHAIN", "schema_registered", later);
+    await h.publish(
+      "CHAIN",
+      "attestation_recorded",
+      attestationRecorded(later.schemaId, party(), party(), {
+        data: encodeAbiParameters([{ type: "uint8" }], [5]),
+      }),
+    );
+    expect(await schemaInfo(later.schemaId)).toEqual({
+      index: String(Number(await placeOf(first.schemaId)) + 1),
+      id: later.schemaId,
+      name: "Later",
+      schemaSignatures: [{ name: "stars", type: "uint8" }],
+    });
+
+    const forkBlock = nextPosition().blockNumber + 1;
+    const moved = schemaRegistered({ name: "Moved", ...nextPosition() });
+    const onMoved = attestationRecorded(moved.schemaId, party(), party());
+    expect(moved.blockNumber).toBeGreaterThanOrEqual(forkBlock);
+    await h.publish("CHAIN", "schema_registered", moved);
+    await h.publish("CHAIN", "attestation_recorded", onMoved);
+    const before = (await schemaInfo(moved.schemaId)).index;
+
+    // The fork's canonical chain registers another schema first; Moved comes one place later.
+    await h.publish("CHAIN", "blocks_reverted", blocksReverted(forkBlock, { chainId: CHAIN_ID }));
+    await h.publish("CHAIN", "schema_registered", schemaRegistered({ name: "Canonical" }));
+    await h.publish("CHAIN", "schema_registered", { ...moved, ...nextPosition() });
+    await h.publish("CHAIN", "attestation_recorded", { ...onMoved, ...nextPosition() });
+    const after = await schemaInfo(moved.schemaId);
+    expect(after).toMatchObject({ name: "Moved", index: String(Number(before) + 1) });
+    expect(after.index).toBe(await placeOf(moved.schemaId));
   });
 
   it("applies a revert by event order, not arrival order: a late revert spares records indexed after it, a late orphan is not written", async () => {

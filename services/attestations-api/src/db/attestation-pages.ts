@@ -1,6 +1,14 @@
 import { statementName } from "@humanpass/db";
 import { execute, type NamedStatement, type Reader } from "./prepared";
-import type { AttestationFilter, AttestationListRow, FilterColumn, Page, PageRequest } from "./queries";
+import type {
+  AttestationFilter,
+  AttestationListRow,
+  FilterColumn,
+  Page,
+  PageRequest,
+  StoredAttestation,
+} from "./queries";
+import { SCHEMAS_VERSION_SQL, type SchemaCatalog, withSchema } from "./schema-catalog";
 
 const FILTER_COLUMNS = new Set<FilterColumn>([
   "schema_id",
@@ -12,19 +20,13 @@ const FILTER_COLUMNS = new Set<FilterColumn>([
   "recipient_address",
 ]);
 
-/** A schema's place in registration (chain) order, 1 for the first; computed so a reorg cannot leave gaps. */
-export const SCHEMA_INDEX_SQL = `case when s.id is null then null else (
-  select count(*) from schemas s2 where (s2.block_number, s2.log_index, s2.id) <= (s.block_number, s.log_index, s.id)
-)::text end`;
-
-/** A list item's columns (`AttestationListRow`), as the page statement's inner query selects them. */
+/** A list item's columns, but those of its schema, which `SchemaCatalog` adds. */
 const ITEM_COLUMNS = `a.id, a.schema_id, a.creation_time, a.attester_did, a.attester_iden3_id, a.attester_address,
-  a.recipient_did, a.recipient_iden3_id, a.recipient_address, a.data, s.name as schema_name, s.schema_raw,
-  ${SCHEMA_INDEX_SQL} as schema_index`;
+  a.recipient_did, a.recipient_iden3_id, a.recipient_address, a.data`;
 
 /** The same columns as the outer query passes them on: the chain position orders the page but is not sent. */
 const OUTPUT_COLUMNS = `p.id, p.schema_id, p.creation_time, p.attester_did, p.attester_iden3_id, p.attester_address,
-  p.recipient_did, p.recipient_iden3_id, p.recipient_address, p.data, p.schema_name, p.schema_raw, p.schema_index`;
+  p.recipient_did, p.recipient_iden3_id, p.recipient_address, p.data`;
 
 /** Most requests one statement answers together; larger bursts take several. */
 const MAX_BATCH = 64;
@@ -63,11 +65,11 @@ function shapeOf(filter: AttestationFilter): Shape {
     const values = columns.map((_, i) => `$${i + 1}::text[]`);
     const names = columns.map((_, i) => `c${i}`);
     // One row past the page tells whether there is more than the page holds.
-    const page = named(`select r.ord, ${OUTPUT_COLUMNS}
+    const page = named(`select r.ord, ${OUTPUT_COLUMNS}, ${SCHEMAS_VERSION_SQL} as schemas_version
 from unnest(${[...values, `$${columns.length + 1}::bigint[]`, `$${columns.length + 2}::bigint[]`].join(", ")}) with ordinality as r(${[...names, "lim", "off", "ord"].join(", ")})
 left join lateral (
   select ${ITEM_COLUMNS}, a.block_number, a.log_index
-  from attestations a left join schemas s on s.id = a.schema_id
+  from attestations a
   where ${condition}
   order by a.block_number, a.log_index, a.id
   limit r.lim + 1 offset r.off
@@ -93,7 +95,7 @@ interface Pending {
   reject(error: unknown): void;
 }
 
-type PageRow = AttestationListRow & { ord: string };
+type PageRow = StoredAttestation & { ord: string; schemas_version: string };
 type TotalsRow = { ord: string; total: string; unique_attesters: string };
 
 /**
@@ -108,7 +110,10 @@ export class AttestationPages {
   private pending = new Map<string, Pending[]>();
   private scheduled = false;
 
-  constructor(private readonly reader: Reader) {}
+  constructor(
+    private readonly reader: Reader,
+    private readonly schemas: SchemaCatalog,
+  ) {}
 
   page(filter: AttestationFilter, page: PageRequest): Promise<Page<AttestationListRow>> {
     return new Promise((resolve, reject) => {
@@ -140,8 +145,10 @@ export class AttestationPages {
         batch.map((p) => p.page.size),
         batch.map((p) => (p.page.number - 1) * p.page.size),
       ]);
+      // One row per request at least (the lateral join is a left join), so there is always a version to read.
+      const schemas = await this.schemas.at(rows[0]!.schemas_version);
       const found: AttestationListRow[][] = batch.map(() => []);
-      for (const row of rows) if (row.id !== null) found[Number(row.ord) - 1]!.push(row);
+      for (const row of rows) if (row.id !== null) found[Number(row.ord) - 1]!.push(withSchema(row, schemas));
       const pages: Page<AttestationListRow>[] = [];
       const uncounted: number[] = [];
       batch.forEach(({ page }, i) => {

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from "@humanpass/db";
-import { AttestationPages, SCHEMA_INDEX_SQL } from "./attestation-pages";
+import { AttestationPages } from "./attestation-pages";
 import { type Reader, run, slot, statement } from "./prepared";
+import { SCHEMAS_VERSION_SQL, SchemaCatalog, withSchema } from "./schema-catalog";
 import type { Database } from "./types";
 
 export type { Reader } from "./prepared";
@@ -43,10 +44,13 @@ function columnExpression(column: FilterColumn) {
   return column.endsWith("_address") ? sql`lower(${ref})` : ref;
 }
 
-const schemaIndex = sql<string | null>`${sql.raw(SCHEMA_INDEX_SQL)}`;
+/** A schema's place in registration (chain) order, 1 for the first; computed so a reorg cannot leave gaps. */
+const schemaIndex = sql<string>`(
+  select count(*) from schemas s2 where (s2.block_number, s2.log_index, s2.id) <= (s.block_number, s.log_index, s.id)
+)::text`;
 
-/** What a list item shows of an attestation. */
-export interface AttestationListRow {
+/** What a list item shows of an attestation's own columns. */
+export interface StoredAttestation {
   id: string;
   schema_id: string;
   creation_time: string;
@@ -57,6 +61,10 @@ export interface AttestationListRow {
   recipient_iden3_id: string;
   recipient_address: string;
   data: string;
+}
+
+/** A list item's attestation with its schema's name, signature and place (null when the schema is unknown). */
+export interface AttestationListRow extends StoredAttestation {
   schema_name: string | null;
   schema_raw: string | null;
   schema_index: string | null;
@@ -71,33 +79,23 @@ export interface AttestationRow extends AttestationListRow {
   tx_hash: string;
 }
 
-function attestationsWithSchema(db: Kysely<Database>) {
-  return db
-    .selectFrom("attestations as a")
-    .leftJoin("schemas as s", "s.id", "a.schema_id")
-    .select([
-      "a.id",
-      "a.schema_id",
-      "a.creation_time",
-      "a.expiration_time",
-      "a.revocable",
-      "a.revoked",
-      "a.revocation_time",
-      "a.attester_did",
-      "a.attester_iden3_id",
-      "a.attester_address",
-      "a.recipient_did",
-      "a.recipient_iden3_id",
-      "a.recipient_address",
-      "a.data",
-      "a.tx_hash",
-      "s.name as schema_name",
-      "s.schema_raw",
-      schemaIndex.as("schema_index"),
-    ]);
+interface ReadSide {
+  pages: AttestationPages;
+  schemas: SchemaCatalog;
 }
 
-const pagers = new WeakMap<Reader, AttestationPages>();
+const readSides = new WeakMap<Reader, ReadSide>();
+
+/** The batched pages and the schema catalog of a reader, one of each per reader. */
+function readSide(reader: Reader): ReadSide {
+  let side = readSides.get(reader);
+  if (!side) {
+    const schemas = new SchemaCatalog(reader);
+    side = { schemas, pages: new AttestationPages(reader, schemas) };
+    readSides.set(reader, side);
+  }
+  return side;
+}
 
 /**
  * One page of listed (not revoked) attestations, oldest first by chain position, with the totals; concurrent
@@ -108,18 +106,38 @@ export function pageOfAttestations(
   filter: AttestationFilter,
   page: PageRequest,
 ): Promise<Page<AttestationListRow>> {
-  let pager = pagers.get(reader);
-  if (!pager) {
-    pager = new AttestationPages(reader);
-    pagers.set(reader, pager);
-  }
-  return pager.page(filter, page);
+  return readSide(reader).pages.page(filter, page);
 }
 
 export async function findAttestation(reader: Reader, id: string): Promise<AttestationRow | undefined> {
-  const st = statement("attestation", () => attestationsWithSchema(reader.db).where("a.id", "=", slot("id")));
-  const [row] = await run<AttestationRow>(reader, st, { id });
-  return row;
+  const st = statement("attestation", () =>
+    reader.db
+      .selectFrom("attestations as a")
+      .select([
+        "a.id",
+        "a.schema_id",
+        "a.creation_time",
+        "a.expiration_time",
+        "a.revocable",
+        "a.revoked",
+        "a.revocation_time",
+        "a.attester_did",
+        "a.attester_iden3_id",
+        "a.attester_address",
+        "a.recipient_did",
+        "a.recipient_iden3_id",
+        "a.recipient_address",
+        "a.data",
+        "a.tx_hash",
+        sql<string>`${sql.raw(SCHEMAS_VERSION_SQL)}`.as("schemas_version"),
+      ])
+      .where("a.id", "=", slot("id")),
+  );
+  type Stored = Omit<AttestationRow, "schema_name" | "schema_raw" | "schema_index"> & {
+    schemas_version: string;
+  };
+  const [row] = await run<Stored>(reader, st, { id });
+  return row && { ...row, ...withSchema(row, await readSide(reader).schemas.at(row.schemas_version)) };
 }
 
 export interface SchemaRow {

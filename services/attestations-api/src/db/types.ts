@@ -60,8 +60,15 @@ export interface RevertsTable {
   event_id: string;
 }
 
+/** One row: raised by every transaction that changes `schemas` (see the API's schema catalog). */
+export interface SchemasVersionTable {
+  singleton: boolean;
+  version: string;
+}
+
 export interface Database extends OutboxTables {
   reverts: RevertsTable;
+  schemas_version: SchemasVersionTable;
   schemas: SchemasTable;
   attestations: AttestationsTable;
   revocations: RevocationsTable;

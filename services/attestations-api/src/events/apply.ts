@@ -76,7 +76,16 @@ export async function applySchemaRegistered(trx: Trx, d: SchemaRegisteredData, e
     block_timestamp: String(d.blockTimestamp),
     ...position(d, eventId),
   };
-  await upsertRow("schemas", "id", row, {}, revertedLater(d, eventId)).execute(trx);
+  await raisingSchemasVersion(
+    sql`${upsertRow("schemas", "id", row, {}, revertedLater(d, eventId))} returning 1`,
+  ).execute(trx);
+}
+
+/** Runs `change` (a statement on `schemas` returning a row per row it changed) and, if it changed any, raises
+ * the schemas version in the same statement: readers holding the schemas in memory see that their copy is old. */
+function raisingSchemasVersion(change: RawBuilder<unknown>) {
+  return sql`with changed as (${change})
+    update schemas_version set version = version + 1 where exists (select 1 from changed)`;
 }
 
 export async function applyAttestationRecorded(
@@ -154,12 +163,10 @@ export async function applyBlocksReverted(trx: Trx, d: BlocksRevertedData, event
     )
     update attestations set revoked = false, revocation_time = 0
     from dropped where attestations.id = dropped.attestation_id`.execute(trx);
-  await trx
-    .deleteFrom("schemas")
-    .where("chain_id", "=", d.chainId)
-    .where("block_number", ">=", from)
-    .where("event_id", "<", eventId)
-    .execute();
+  await raisingSchemasVersion(
+    sql`delete from schemas where chain_id = ${d.chainId} and block_number >= ${from} and event_id < ${eventId}
+      returning 1`,
+  ).execute(trx);
 }
 
 /** The first nullifier seen for a user is kept: it is the stable per-person identifier clients count with. */

@@ -41,6 +41,7 @@ export async function rebuildReadModel(options: RebuildOptions): Promise<Rebuild
   }
   await db.transaction().execute(async (trx) => {
     await sql`truncate ${sql.join(READ_MODEL_TABLES.map((t) => sql.id(t)))}`.execute(trx);
+    await sql`update schemas_version set version = version + 1`.execute(trx);
   });
   logger.info({ durables }, "read model emptied; replaying the streams from the start");
 
