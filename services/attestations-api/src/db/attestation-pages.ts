@@ -76,12 +76,24 @@ left join lateral (
 ) p on true
 order by r.ord, p.block_number, p.log_index, p.id`);
     // The page sizes, unused here, give `unnest` an array to count requests by when the filter has no values.
-    const totals = named(`select r.ord, c.total, c.unique_attesters
-from unnest(${[...values, `$${columns.length + 1}::bigint[]`].join(", ")}) with ordinality as r(${[...names, "lim", "ord"].join(", ")})
+    const requests = `unnest(${[...values, `$${columns.length + 1}::bigint[]`].join(", ")}) with ordinality as r(${[...names, "lim", "ord"].join(", ")})`;
+    // The two lists that grow with the chain, all attestations and a schema's, have their totals kept in
+    // `list_totals` (migration 0005); any other filter matches few enough to count.
+    const kept =
+      columns.length === 0 ? "''" : columns.length === 1 && columns[0] === "schema_id" ? "r.c0" : null;
+    const totals = named(
+      kept
+        ? `select r.ord, coalesce(t.listed, 0) as total, coalesce(t.attesters, 0) as unique_attesters
+from ${requests}
+left join list_totals t on t.scope = ${kept}
+order by r.ord`
+        : `select r.ord, c.total, c.unique_attesters
+from ${requests}
 cross join lateral (
   select count(*) as total, count(distinct a.attester_did) as unique_attesters from attestations a where ${condition}
 ) c
-order by r.ord`);
+order by r.ord`,
+    );
     shape = { page, totals };
     shapes.set(key, shape);
   }

@@ -168,7 +168,7 @@ function schemasWithCounts(db: Kysely<Database>) {
       "s.chain_id",
       "s.tx_hash",
       schemaIndex.as("schema_index"),
-      sql<string>`(select count(*) from attestations a where a.schema_id = s.id and ${listed})`.as(
+      sql<string>`coalesce((select t.listed from list_totals t where t.scope = s.id), 0)`.as(
         "attestations_count",
       ),
     ]);

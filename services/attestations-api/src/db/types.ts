@@ -69,16 +69,26 @@ export interface SchemasVersionTable {
 export interface Database extends OutboxTables {
   reverts: RevertsTable;
   schemas_version: SchemasVersionTable;
+  list_totals: ListTotalsTable;
   schemas: SchemasTable;
   attestations: AttestationsTable;
   revocations: RevocationsTable;
   nullifiers: NullifiersTable;
 }
 
-/** The tables the consumers fill; `reindex` empties them (with the inbox) before replaying the streams. */
+/** What `list_totals` counts for one scope: '' for every listed attestation, else a schema id. */
+export interface ListTotalsTable {
+  scope: string;
+  listed: string;
+  attesters: string;
+}
+
+/** The tables the consumers fill (or their triggers); `reindex` empties them (with the inbox) before replaying. */
 export const READ_MODEL_TABLES = [
   "schemas",
   "attestations",
+  "list_totals",
+  "list_attesters",
   "revocations",
   "reverts",
   "nullifiers",

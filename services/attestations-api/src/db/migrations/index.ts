@@ -3,10 +3,12 @@ import { outboxMigration } from "@humanpass/events";
 import { readModelMigration } from "./0002_read_model";
 import { eventOrderMigration } from "./0003_event_order";
 import { schemasVersionMigration } from "./0004_schemas_version";
+import { listTotalsMigration } from "./0005_list_totals";
 
 export const migrations: Record<string, Migration> = {
   "0001_outbox": outboxMigration,
   "0002_read_model": readModelMigration,
   "0003_event_order": eventOrderMigration,
   "0004_schemas_version": schemasVersionMigration,
+  "0005_list_totals": listTotalsMigration,
 };
