@@ -37,6 +37,7 @@ chain-indexer and verifier events fill. Choices the spec leaves open:
 - **Errors**: a bad query value or path segment is \`400\` with \`{ error, message }\`, never a \`500\`; an unknown path is a
   JSON \`404\`; an unknown attestation is \`404 { message: "Attestation not found" }\`; an unknown schema \`404 Schema not found\`;
   an unknown userId on \`/nullifier\` is \`404 Nullifier not found\`.
+  A read that runs longer than \`READ_TIMEOUT_MS\` (a page far down a long list) is cancelled: \`503 { error: "read_timeout" }\`.
 - **Rate limiting**: per client IP, a configurable number of requests per window (\`RATE_LIMIT_MAX\` per \`RATE_LIMIT_WINDOW_MS\`);
   over it, \`429 { error: "rate_limited", message }\` with \`Retry-After\` (seconds). \`/api/v1/healthCheck\` is exempt.
 - **Names**: \`fromName\`/\`toName\` are empty: no name registry is indexed.

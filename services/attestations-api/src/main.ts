@@ -19,6 +19,7 @@ await runService({
       connectionString: config.DATABASE_URL,
       max: config.DB_POOL_MAX,
       applicationName: `${SERVICE_NAME}-read`,
+      statementTimeoutMs: config.READ_TIMEOUT_MS,
     });
     pool.on("error", (err) => logger.warn({ err: err.message }, "idle read connection lost"));
     const app = await buildApp({

@@ -1,4 +1,5 @@
 import { statementName } from "@humanpass/db";
+import { HttpError } from "@humanpass/http";
 import { type Compilable, CompiledQuery, type Kysely } from "kysely";
 import type pg from "pg";
 
@@ -68,6 +69,19 @@ export function run<R>(reader: Reader, st: Statement, args: Record<string, unkno
  */
 export async function execute<R>(reader: Reader, st: NamedStatement, values: unknown[]): Promise<R[]> {
   if (!reader.pool) return (await reader.db.executeQuery(CompiledQuery.raw(st.sql, values))).rows as R[];
-  const result = await reader.pool.query({ name: st.name, text: st.sql, values });
-  return result.rows as R[];
+  try {
+    const result = await reader.pool.query({ name: st.name, text: st.sql, values });
+    return result.rows as R[];
+  } catch (e) {
+    if ((e as { code?: string }).code === QUERY_CANCELED)
+      throw new HttpError(
+        503,
+        "read_timeout",
+        "The read took longer than this service allows; ask for an earlier page or a narrower filter",
+      );
+    throw e;
+  }
 }
+
+/** Postgres' SQLSTATE for a statement cancelled, here by the read pool's `statement_timeout`. */
+const QUERY_CANCELED = "57014";
