@@ -1,6 +1,5 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { sql } from "@humanpass/db";
 import { createCloudEvent } from "@humanpass/events";
 import { REPO_ROOT } from "@humanpass/testing";
 import { encodeAbiParameters } from "viem";
@@ -184,47 +183,6 @@ describe("consumers of chain and verifier events", () => {
     await h.publish("CHAIN", "attestation_recorded", lateOrphan, { id: lateOrphanId });
     expect((await single(lateOrphan.attestationId)).status).toBe(404);
     expect(ids(await listed(`schemaId=${s.schemaId}`))).toEqual([orphan.attestationId]);
-  });
-
-  it("keeps the totals of all attestations and of each schema as records, revocations, redeliveries and reverts change them", async () => {
-    const s = schemaRegistered();
-    await h.publish("CHAIN", "schema_registered", s);
-    const [alice, bob] = [party(), party()];
-    const a1 = attestationRecorded(s.schemaId, alice, party());
-    const a2 = attestationRecorded(s.schemaId, alice, party());
-    const b1 = attestationRecorded(s.schemaId, bob, party());
-    for (const a of [a1, a2, b1]) await h.publish("CHAIN", "attestation_recorded", a);
-    await h.publish("CHAIN", "attestation_recorded", a1); // a redelivery under a new event id
-    const secondPage = async () =>
-      (await getJson(h.app, api(`/attestations?schemaId=${s.schemaId}&page_size=1&page_number=2`))).body;
-    expect(await secondPage()).toMatchObject({ totalItems: 3, uniqueItems: 2, totalPages: 3, nextPage: 3 });
-
-    await h.publish("CHAIN", "attestation_revoked", attestationRevoked(b1.attestationId, party()));
-    expect(await secondPage()).toMatchObject({ totalItems: 2, uniqueItems: 1, nextPage: null });
-
-    const forkBlock = nextPosition().blockNumber + 1;
-    const orphan = attestationRecorded(s.schemaId, bob, party());
-    expect(orphan.blockNumber).toBeGreaterThanOrEqual(forkBlock);
-    await h.publish("CHAIN", "attestation_recorded", orphan);
-    expect(await secondPage()).toMatchObject({ totalItems: 3, uniqueItems: 2 });
-    await h.publish("CHAIN", "blocks_reverted", blocksReverted(forkBlock, { chainId: CHAIN_ID }));
-    expect(await secondPage()).toMatchObject({ totalItems: 2, uniqueItems: 1 });
-    expect((await getJson(h.app, api(`/schemas/${s.schemaId}`))).body.attestationsCount).toBe(2);
-
-    // Whatever this file did to the read model so far, the kept totals are what counting finds.
-    const kept = await sql<{ scope: string; listed: string; attesters: string }>`
-      select scope, listed, attesters from list_totals where listed <> 0 or attesters <> 0 order by scope`.execute(
-      h.db,
-    );
-    const counted = await sql<{ scope: string; listed: string; attesters: string }>`
-      select scope, count(*) as listed, count(distinct attester_did) as attesters from (
-        select '' as scope, attester_did from attestations where not revoked
-        union all select schema_id, attester_did from attestations where not revoked
-      ) l group by scope order by scope collate "C"`.execute(h.db);
-    expect(kept.rows.length).toBeGreaterThan(5);
-    expect(kept.rows).toEqual(counted.rows);
-    const negative = await sql`select 1 from list_attesters where listed < 0`.execute(h.db);
-    expect(negative.rows).toEqual([]);
   });
 
   it("keeps the first nullifier seen for a user", async () => {

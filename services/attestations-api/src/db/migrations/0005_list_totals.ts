@@ -9,8 +9,8 @@ import { type Migration, sql } from "@humanpass/db";
  * Statement triggers on `attestations` keep both, so every path that writes it (record, revocation, revert,
  * re-index) counts the same way, in the writing transaction, once per statement: a revert deleting thousands of
  * rows updates each total once (a row trigger would update the same total row thousands of times in one
- * transaction, each update slower than the last). The `list_totals` rows a statement touches are locked first, in
- * scope order, so concurrent writers queue instead of deadlocking. `recount_list_totals()` rebuilds both from the
+ * transaction, each update slower than the last). Every counting statement first locks the row of scope '', which
+ * they all update, so concurrent writers queue there before touching anything else and cannot deadlock. `recount_list_totals()` rebuilds both from the
  * table (after a bulk load with the triggers off).
  */
 export const listTotalsMigration: Migration = {
@@ -29,16 +29,15 @@ export const listTotalsMigration: Migration = {
     // One change per listed row gained (+1) or lost (-1): schema id, attester, delta.
     await sql`create function apply_listed_changes(in_schema_ids text[], in_attesters text[], in_deltas int[]) returns void
     language plpgsql as $$
-    declare
-      scopes text[];
     begin
       if coalesce(cardinality(in_deltas), 0) = 0 then
         return;
       end if;
-      scopes := array(select distinct s from unnest(array[''] || in_schema_ids) s order by s);
-      insert into list_totals (scope, listed, attesters) select s, 0, 0 from unnest(scopes) s
+      insert into list_totals (scope, listed, attesters) values ('', 0, 0) on conflict (scope) do nothing;
+      perform 1 from list_totals where scope = '' for update;
+      insert into list_totals (scope, listed, attesters)
+        select distinct s, 0, 0 from unnest(in_schema_ids) s order by s
         on conflict (scope) do nothing;
-      perform 1 from list_totals where scope = any(scopes) order by scope for update;
       with c as (
         select * from unnest(in_schema_ids, in_attesters, in_deltas) as c(schema_id, attester_did, delta)
       ), d as (
