@@ -49,6 +49,11 @@ describe("list totals kept by the read model", () => {
     await h.publish("CHAIN", "blocks_reverted", blocksReverted(forkBlock, { chainId: CHAIN_ID }));
     expect(await secondPage()).toMatchObject({ totalItems: 2, uniqueItems: 1 });
     expect((await getJson(h.app, api(`/schemas/${s.schemaId}`))).body.attestationsCount).toBe(2);
+    const byAttester = async (who: typeof alice, schema = "") =>
+      (await getJson(h.app, api(`/attestations?attesterDid=${who.did}${schema}&page_size=1&page_number=2`))).body;
+    expect(await byAttester(alice)).toMatchObject({ totalItems: 2, uniqueItems: 1, nextPage: null });
+    expect(await byAttester(alice, `&schemaId=${s.schemaId}`)).toMatchObject({ totalItems: 2, uniqueItems: 1 });
+    expect(await byAttester(bob)).toMatchObject({ totalItems: 0, uniqueItems: 0, data: [] });
 
     const kept = await keptTotals();
     expect(kept).toEqual([

@@ -77,17 +77,9 @@ left join lateral (
 order by r.ord, p.block_number, p.log_index, p.id`);
     // The page sizes, unused here, give `unnest` an array to count requests by when the filter has no values.
     const requests = `unnest(${[...values, `$${columns.length + 1}::bigint[]`].join(", ")}) with ordinality as r(${[...names, "lim", "ord"].join(", ")})`;
-    // The two lists that grow with the chain, all attestations and a schema's, have their totals kept in
-    // `list_totals` (migration 0005); any other filter matches few enough to count.
-    const kept =
-      columns.length === 0 ? "''" : columns.length === 1 && columns[0] === "schema_id" ? "r.c0" : null;
     const totals = named(
-      kept
-        ? `select r.ord, coalesce(t.listed, 0) as total, coalesce(t.attesters, 0) as unique_attesters
-from ${requests}
-left join list_totals t on t.scope = ${kept}
-order by r.ord`
-        : `select r.ord, c.total, c.unique_attesters
+      keptTotals(filter, requests) ??
+        `select r.ord, c.total, c.unique_attesters
 from ${requests}
 cross join lateral (
   select count(*) as total, count(distinct a.attester_did) as unique_attesters from attestations a where ${condition}
@@ -98,6 +90,31 @@ order by r.ord`,
     shapes.set(key, shape);
   }
   return shape;
+}
+
+/**
+ * The totals statement of the filters whose totals the read model keeps (migration 0005), null for the others,
+ * which match few enough to count: all attestations and a schema's (`list_totals`), and an attester DID's, alone or
+ * within a schema (`list_attesters`: one attester, so `uniqueItems` is 1 while it has any).
+ */
+function keptTotals(filter: AttestationFilter, requests: string): string | null {
+  const shape = `${filter.conditions.length > 1 ? filter.match : ""}:${filter.conditions.map((c) => c.column).join(",")}`;
+  const fromTotals = (
+    scope: string,
+  ) => `select r.ord, coalesce(t.listed, 0) as total, coalesce(t.attesters, 0) as unique_attesters
+from ${requests}
+left join list_totals t on t.scope = ${scope}
+order by r.ord`;
+  const fromAttesters = (scope: string, attester: string) => `select r.ord, coalesce(l.listed, 0) as total,
+  case when l.listed > 0 then 1 else 0 end as unique_attesters
+from ${requests}
+left join list_attesters l on l.scope = ${scope} and l.attester_did = ${attester}
+order by r.ord`;
+  if (shape === ":") return fromTotals("''");
+  if (shape === ":schema_id") return fromTotals("r.c0");
+  if (shape === ":attester_did") return fromAttesters("''", "r.c0");
+  if (shape === "all:schema_id,attester_did") return fromAttesters("r.c0", "r.c1");
+  return null;
 }
 
 interface Pending {
