@@ -50,9 +50,13 @@ describe("list totals kept by the read model", () => {
     expect(await secondPage()).toMatchObject({ totalItems: 2, uniqueItems: 1 });
     expect((await getJson(h.app, api(`/schemas/${s.schemaId}`))).body.attestationsCount).toBe(2);
     const byAttester = async (who: typeof alice, schema = "") =>
-      (await getJson(h.app, api(`/attestations?attesterDid=${who.did}${schema}&page_size=1&page_number=2`))).body;
+      (await getJson(h.app, api(`/attestations?attesterDid=${who.did}${schema}&page_size=1&page_number=2`)))
+        .body;
     expect(await byAttester(alice)).toMatchObject({ totalItems: 2, uniqueItems: 1, nextPage: null });
-    expect(await byAttester(alice, `&schemaId=${s.schemaId}`)).toMatchObject({ totalItems: 2, uniqueItems: 1 });
+    expect(await byAttester(alice, `&schemaId=${s.schemaId}`)).toMatchObject({
+      totalItems: 2,
+      uniqueItems: 1,
+    });
     expect(await byAttester(bob)).toMatchObject({ totalItems: 0, uniqueItems: 0, data: [] });
 
     const kept = await keptTotals();
