@@ -242,6 +242,16 @@ function summary(name: string, connections: number, run: Awaited<ReturnType<type
   };
 }
 
+/** Issue #4's target, all three at one level: ≥ 10,000 req/s, p99 under 10 ms, at least 0.4× the bare route. */
+function targetVerdict(reqPerSecond: number, p99Ms: number, ratio: number): string {
+  const missing = [
+    reqPerSecond < 10_000 && "under 10,000 req/s",
+    p99Ms >= 10 && "p99 not under 10 ms",
+    ratio < 0.4 && "under 0.4× the bare route",
+  ].filter(Boolean);
+  return missing.length === 0 ? "target met" : `target missed: ${missing.join(", ")}`;
+}
+
 /** Checks that the API answers a sample lookup with the one attestation the bench loaded for it. */
 async function checkSample(port: number): Promise<void> {
   const sample = lookupPath();
@@ -297,10 +307,12 @@ try {
   );
   for (const [i, connections] of CONNECTIONS.entries()) {
     const [check, bare] = [lookups[i]!.result, bares[i]!.result];
+    const ratio = check.requests.average / bare.requests.average;
     process.stdout.write(
       `${connections} connections: ownership lookup ${Math.round(check.requests.average)} req/s, p50 ${check.latency.p50} ms, ` +
-        `p99 ${check.latency.p99} ms; ${(check.requests.average / bare.requests.average).toFixed(2)}× the bare route ` +
-        `(${Math.round(bare.requests.average)} req/s, p99 ${bare.latency.p99} ms)\n`,
+        `p99 ${check.latency.p99} ms; ${ratio.toFixed(2)}× the bare route ` +
+        `(${Math.round(bare.requests.average)} req/s, p99 ${bare.latency.p99} ms); ` +
+        `${targetVerdict(check.requests.average, check.latency.p99, ratio)}\n`,
     );
   }
   process.stdout.write(`${SECONDS} s per level, ${ROWS.toLocaleString("en")} attestations\n`);
