@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../src/app";
 import { createReadPool } from "../src/db/read-pool";
 import {
+  api,
   attestationRecorded,
   attestationRevoked,
   getJson,
@@ -55,7 +56,6 @@ const revocation = attestationRevoked(revokedPairing.attestationId, agent4, {
 const USER_ID = human1.iden3Id;
 const NULLIFIER = "9876543210987654321098765432109876543210";
 
-const api = (path: string) => `/api/v1${path}`;
 const ids = (body: { data: Array<{ id: string }> }) => body.data.map((d) => d.id);
 
 beforeAll(async () => {

@@ -39,6 +39,9 @@ import { createReadPool } from "../src/db/read-pool";
 import type { Database } from "../src/db/types";
 import { startReadModelConsumers } from "../src/events/consumers";
 
+/** The path of an API route: `api("/schemas")` is `/api/v1/schemas`. */
+export const api = (path: string) => `/api/v1${path}`;
+
 export const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
 export const CHAIN_ID = 45056;
 

@@ -2,6 +2,7 @@ import { sql } from "@humanpass/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyAttestationRecorded, applyAttestationRevoked } from "../src/events/apply";
 import {
+  api,
   attestationRecorded,
   attestationRevoked,
   blocksReverted,
@@ -15,7 +16,6 @@ import {
 } from "./harness";
 
 let h: Harness;
-const api = (p: string) => `/api/v1${p}`;
 
 beforeAll(async () => {
   h = await startHarness("att_list_totals");

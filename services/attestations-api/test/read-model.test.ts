@@ -6,6 +6,7 @@ import { encodeAbiParameters } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rebuildReadModel } from "../src/reindex/rebuild";
 import {
+  api,
   attestationRecorded,
   attestationRevoked,
   blocksReverted,
@@ -21,7 +22,6 @@ import {
 } from "./harness";
 
 let h: Harness;
-const api = (p: string) => `/api/v1${p}`;
 const listed = async (query = "") => (await getJson(h.app, api(`/attestations?page_size=100&${query}`))).body;
 const single = async (id: string) => await getJson(h.app, api(`/attestations/${id}`));
 

@@ -1,5 +1,4 @@
-import { statementName } from "@humanpass/db";
-import { execute, type NamedStatement, type Reader } from "./prepared";
+import { execute, type NamedStatement, named, type Reader } from "./prepared";
 import type {
   AttestationFilter,
   AttestationListRow,
@@ -38,10 +37,6 @@ interface Shape {
 }
 
 const shapes = new Map<string, Shape>();
-
-function named(sql: string): NamedStatement {
-  return { name: statementName(sql), sql };
-}
 
 /**
  * The statements answering many page requests of one filter shape at once: each request is a row of `unnest`

@@ -19,6 +19,11 @@ export interface NamedStatement {
   sql: string;
 }
 
+/** `sql` with the name it is prepared under on every connection. */
+export function named(sql: string): NamedStatement {
+  return { name: statementName(sql), sql };
+}
+
 /** A query compiled once; `slots` names, in order, the argument each bound parameter takes. */
 export interface Statement extends NamedStatement {
   slots: string[];
@@ -47,11 +52,7 @@ export function statement(key: string, build: () => Compilable): Statement {
         throw new Error(`statement ${key}: bound value ${String(p)} is not a slot`);
       return p.slice(MARK.length);
     });
-    found = {
-      name: statementName(compiled.sql),
-      sql: compiled.sql,
-      slots,
-    };
+    found = { ...named(compiled.sql), slots };
     statements.set(key, found);
   }
   return found;

@@ -1,5 +1,4 @@
-import { statementName } from "@humanpass/db";
-import { execute, type NamedStatement, type Reader } from "./prepared";
+import { execute, named, type Reader } from "./prepared";
 import type { AttestationListRow, StoredAttestation } from "./queries";
 
 /** What an attestation list item shows of its schema. */
@@ -13,10 +12,6 @@ export interface SchemaInfo {
 interface Snapshot {
   version: bigint;
   schemas: Map<string, SchemaInfo>;
-}
-
-function named(sql: string): NamedStatement {
-  return { name: statementName(sql), sql };
 }
 
 /** Every schema with its place, numbered in one pass, and the version of `schemas` they are. */
