@@ -204,7 +204,9 @@ async function measured(child: ChildProcess, run: () => Promise<autocannon.Resul
   const admin = new pg.Client({ connectionString: adminUrl() });
   await admin.connect();
   const [serverBefore, pgBefore] = [cpuMs(child.pid), await postgresCpuMs(admin)];
+  const loadBefore = process.cpuUsage();
   const result = await run();
+  const load = process.cpuUsage(loadBefore);
   const [serverAfter, pgAfter] = [cpuMs(child.pid), await postgresCpuMs(admin)];
   await admin.end();
   const perRequest = (ms: number) => Math.round((ms * 1000) / Math.max(1, result.requests.total));
@@ -212,9 +214,16 @@ async function measured(child: ChildProcess, run: () => Promise<autocannon.Resul
     result,
     serverUs: perRequest(serverAfter - serverBefore),
     postgresUs: perRequest(postgresCpuDelta(pgBefore, pgAfter)),
+    loadUs: perRequest((load.user + load.system) / 1000),
   };
 }
 
+/**
+ * A run of `seconds` on `connections` connections, each request's path from `pathFor`. Both routes take the same
+ * path through autocannon (a `setupRequest` building every request anew, about 14 µs of its CPU), so the load
+ * generator, which shares the two cores with the servers and Postgres, weighs on both alike. Requests built ahead
+ * of the run would leave it less to do on both sides, and the bare route gains the most from that.
+ */
 async function cannon(port: number, pathFor: () => string, seconds: number, connections: number) {
   return autocannon({
     url: `http://127.0.0.1:${port}`,
@@ -230,7 +239,10 @@ function summary(name: string, connections: number, run: Awaited<ReturnType<type
     name,
     connections,
     "server CPU µs/req": run.serverUs,
+    // A server answers on one thread (GC helpers aside): near 100 % of a core, that thread is the bottleneck.
+    "server CPU %": Math.round((run.serverUs * run.result.requests.average) / 10_000),
     "Postgres CPU µs/req": run.postgresUs,
+    "autocannon CPU µs/req": run.loadUs,
     "req/s": Math.round(r.requests.average),
     "p50 ms": r.latency.p50,
     "p99 ms": r.latency.p99,
