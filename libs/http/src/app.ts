@@ -1,12 +1,12 @@
-import cors from "@fastify/cors";
-import rateLimit from "@fastify/rate-limit";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { trace } from "@opentelemetry/api";
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from "fastify";
+import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
+import { corsHook } from "./cors";
 import { HttpError } from "./errors";
+import { type RateLimitOptions, rateLimitHook } from "./rate-limit";
 
 export interface HttpAppOptions {
   logger: Logger;
@@ -15,7 +15,7 @@ export interface HttpAppOptions {
   /** Allowed origins; `["*"]` allows any. No CORS headers when empty. */
   corsOrigins?: string[];
   /** Requests per window per client; `false` turns limiting off. */
-  rateLimit?: { max: number; timeWindowMs: number; exempt?: string[] } | false;
+  rateLimit?: RateLimitOptions | false;
   openapi?: { title: string; version?: string; description?: string };
   bodyLimit?: number;
   trustProxy?: boolean;
@@ -64,11 +64,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
       return;
     }
     if (status >= 400 && status < 500) {
-      const code =
-        (error as { error?: string }).error && status === 429
-          ? "rate_limited"
-          : (CODES[status] ?? "invalid_request");
-      reply.code(status).send({ error: code, message: error.message });
+      reply.code(status).send({ error: CODES[status] ?? "invalid_request", message: error.message });
       return;
     }
     const traceId = trace.getActiveSpan()?.spanContext().traceId;
@@ -96,23 +92,13 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     await app.register(swaggerUi, { routePrefix: "/docs" });
   }
 
-  if (options.corsOrigins && options.corsOrigins.length > 0) {
-    const any = options.corsOrigins.includes("*");
-    await app.register(cors, { origin: any ? true : options.corsOrigins });
-  }
-
+  // Both run on every request, so they are plain synchronous hooks. CORS comes first, so that a 429 carries its
+  // headers too and the page that made the call can read it.
+  if (options.corsOrigins && options.corsOrigins.length > 0)
+    app.addHook("onRequest", corsHook(options.corsOrigins));
   if (options.rateLimit) {
-    const exempt = new Set(["/healthz", "/readyz", ...(options.rateLimit.exempt ?? [])]);
-    await app.register(rateLimit, {
-      max: options.rateLimit.max,
-      timeWindow: options.rateLimit.timeWindowMs,
-      allowList: (req: FastifyRequest) => exempt.has(req.url.split("?")[0]),
-      errorResponseBuilder: (_req, context) => ({
-        statusCode: context.statusCode,
-        error: "rate_limited",
-        message: `Rate limit exceeded: ${context.max} requests per ${context.after}; retry later`,
-      }),
-    });
+    const exempt = ["/healthz", "/readyz", ...(options.rateLimit.exempt ?? [])];
+    app.addHook("onRequest", rateLimitHook({ ...options.rateLimit, exempt }));
   }
 
   app.get("/healthz", { schema: { hide: true } }, async () => ({ status: "ok" }));
