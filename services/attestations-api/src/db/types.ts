@@ -70,6 +70,7 @@ export interface Database extends OutboxTables {
   reverts: RevertsTable;
   schemas_version: SchemasVersionTable;
   list_totals: ListTotalsTable;
+  list_attesters: ListAttestersTable;
   schemas: SchemasTable;
   attestations: AttestationsTable;
   revocations: RevocationsTable;
@@ -81,6 +82,13 @@ export interface ListTotalsTable {
   scope: string;
   listed: string;
   attesters: string;
+}
+
+/** How many listed attestations one attester has within a scope (as in `list_totals`). */
+export interface ListAttestersTable {
+  scope: string;
+  attester_did: string;
+  listed: string;
 }
 
 /** The tables the consumers fill (or their triggers); `reindex` empties them (with the inbox) before replaying. */
