@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
+import { createDb, type Kysely, type Migration, migrateToLatest } from "@humanpass/db";
 import type {
   AttestationRecordedData,
   AttestationRevokedData,
@@ -61,11 +61,18 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** A database migrated for the service, its own streams, the two read-model consumers and the app. */
-export async function startHarness(label: string, appOptions: Partial<AppDeps> = {}): Promise<Harness> {
+/**
+ * A database migrated for the service (to the latest migration, or only through `schemaMigrations`), its own streams,
+ * the two read-model consumers and the app.
+ */
+export async function startHarness(
+  label: string,
+  appOptions: Partial<AppDeps> = {},
+  schemaMigrations: Record<string, Migration> = migrations,
+): Promise<Harness> {
   const database = await createTestDatabase(label);
   const db = createDb<Database>({ connectionString: database.url, schema: SCHEMA, max: 6 });
-  await migrateToLatest(db, { schema: SCHEMA, migrations });
+  await migrateToLatest(db, { schema: SCHEMA, migrations: schemaMigrations });
   const nats = await connectTestNats();
   const topology = testTopology();
   await ensureStreams(await jetstreamManager(nats), topology, ["CHAIN", "VERIFIER"]);

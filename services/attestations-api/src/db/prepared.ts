@@ -4,7 +4,7 @@ import { type Compilable, CompiledQuery, type Kysely } from "kysely";
 import type pg from "pg";
 
 /** Where the API's read queries run: a pg pool of its own, so statements can be prepared (kysely's cannot). */
-export type ReadPool = Pick<pg.Pool, "query">;
+export type ReadPool = Pick<pg.Pool, "query" | "totalCount">;
 
 /** The read side: kysely builds the queries once, the pool runs them as prepared statements. */
 export interface Reader {
@@ -70,19 +70,33 @@ export function run<R>(reader: Reader, st: Statement, args: Record<string, unkno
  */
 export async function execute<R>(reader: Reader, st: NamedStatement, values: unknown[]): Promise<R[]> {
   if (!reader.pool) return (await reader.db.executeQuery(CompiledQuery.raw(st.sql, values))).rows as R[];
-  try {
-    const result = await reader.pool.query({ name: st.name, text: st.sql, values });
-    return result.rows as R[];
-  } catch (e) {
-    if ((e as { code?: string }).code === QUERY_CANCELED)
-      throw new HttpError(
-        503,
-        "read_timeout",
-        "The read took longer than this service allows; ask for an earlier page or a narrower filter",
-      );
-    throw e;
+  // Each connection open now may hold a statement prepared before a migration (below), and fail once with it.
+  let staleRetries = reader.pool.totalCount;
+  for (;;) {
+    try {
+      const result = await reader.pool.query({ name: st.name, text: st.sql, values });
+      return result.rows as R[];
+    } catch (e) {
+      const { code, routine } = e as { code?: string; routine?: string };
+      if (code === QUERY_CANCELED)
+        throw new HttpError(
+          503,
+          "read_timeout",
+          "The read took longer than this service allows; ask for an earlier page or a narrower filter",
+        );
+      // A migration changed a column this statement returns (its type or collation) after the connection prepared
+      // it. The pool closes a connection whose query failed, so the next attempt prepares it anew elsewhere.
+      if (code === FEATURE_NOT_SUPPORTED && routine === STALE_PLAN_ROUTINE && staleRetries-- > 0) continue;
+      throw e;
+    }
   }
 }
 
 /** Postgres' SQLSTATE for a statement cancelled, here by the read pool's `statement_timeout`. */
 const QUERY_CANCELED = "57014";
+/**
+ * "cached plan must not change result type": a prepared statement whose result columns changed since it was
+ * prepared. Known by SQLSTATE and the server function that raises it, as the message may be translated.
+ */
+const FEATURE_NOT_SUPPORTED = "0A000";
+const STALE_PLAN_ROUTINE = "RevalidateCachedQuery";

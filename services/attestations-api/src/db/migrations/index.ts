@@ -4,6 +4,7 @@ import { readModelMigration } from "./0002_read_model";
 import { eventOrderMigration } from "./0003_event_order";
 import { schemasVersionMigration } from "./0004_schemas_version";
 import { listTotalsMigration } from "./0005_list_totals";
+import { identifierCollationMigration } from "./0006_identifier_collation";
 
 export const migrations: Record<string, Migration> = {
   "0001_outbox": outboxMigration,
@@ -11,4 +12,5 @@ export const migrations: Record<string, Migration> = {
   "0003_event_order": eventOrderMigration,
   "0004_schemas_version": schemasVersionMigration,
   "0005_list_totals": listTotalsMigration,
+  "0006_identifier_collation": identifierCollationMigration,
 };

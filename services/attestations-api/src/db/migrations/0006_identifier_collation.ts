@@ -1,0 +1,37 @@
+import { type Migration, sql } from "@humanpass/db";
+
+/**
+ * Identifiers (ids, hex, addresses, DIDs, decimal iden3 IDs) compare byte by byte: `collate "C"`. Under the
+ * database's default collation every comparison in an index descent goes through the C library's `strcoll`, even
+ * for `C.UTF-8`, while these values are ASCII and only ever matched for equality or used as a tie-break. On the
+ * benchmark's million attestations a batch of ownership lookups cost Postgres 35-40 % less execution time; under a
+ * linguistic collation such as `en_US.UTF-8` the difference is larger. Their order is unchanged for ASCII text.
+ * Changing a column's collation rewrites no rows, but rebuilds the indexes on it.
+ */
+const IDENTIFIERS: Record<string, string[]> = {
+  attestations: [
+    "id",
+    "schema_id",
+    "attester_did",
+    "attester_iden3_id",
+    "attester_address",
+    "recipient_did",
+    "recipient_iden3_id",
+    "recipient_address",
+    "tx_hash",
+  ],
+  schemas: ["id", "tx_hash"],
+  revocations: ["attestation_id"],
+  nullifiers: ["user_id"],
+  list_totals: ["scope"],
+  list_attesters: ["scope", "attester_did"],
+};
+
+export const identifierCollationMigration: Migration = {
+  async up(db) {
+    for (const [table, columns] of Object.entries(IDENTIFIERS)) {
+      const changes = columns.map((column) => sql`alter column ${sql.ref(column)} type text collate "C"`);
+      await sql`alter table ${sql.table(table)} ${sql.join(changes)}`.execute(db);
+    }
+  },
+};
