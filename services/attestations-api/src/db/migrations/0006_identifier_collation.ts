@@ -4,7 +4,7 @@ import { type Migration, sql } from "@humanpass/db";
  * Identifiers (ids, hex, addresses, DIDs, decimal iden3 IDs) compare byte by byte: `collate "C"`. Under the
  * database's default collation every comparison in an index descent goes through the C library's `strcoll`, even
  * for `C.UTF-8`, while these values are ASCII and only ever matched for equality or used as a tie-break. On the
- * benchmark's million attestations a batch of ownership lookups cost Postgres 35-40 % less execution time; under a
+ * benchmark's million attestations a batch of 2,000 ownership lookups ran in 23-28 ms instead of 31-41 ms; under a
  * linguistic collation such as `en_US.UTF-8` the difference is larger. Their order is unchanged for ASCII text.
  * Changing a column's collation rewrites no rows, but rebuilds the indexes on it.
  */
