@@ -1,4 +1,5 @@
 import { type Migration, sql } from "@humanpass/db";
+import { FILTER_COLUMNS } from "./0002_read_model";
 
 /**
  * Identifiers (ids, hex, addresses, DIDs, decimal iden3 IDs) compare byte by byte: `collate "C"`. Under the
@@ -9,17 +10,7 @@ import { type Migration, sql } from "@humanpass/db";
  * Changing a column's collation rewrites no rows, but rebuilds the indexes on it.
  */
 const IDENTIFIERS: Record<string, string[]> = {
-  attestations: [
-    "id",
-    "schema_id",
-    "attester_did",
-    "attester_iden3_id",
-    "attester_address",
-    "recipient_did",
-    "recipient_iden3_id",
-    "recipient_address",
-    "tx_hash",
-  ],
+  attestations: ["id", ...FILTER_COLUMNS, "tx_hash"],
   schemas: ["id", "tx_hash"],
   revocations: ["attestation_id"],
   nullifiers: ["user_id"],
