@@ -326,7 +326,7 @@ try {
   }
   // Both servers stay up and each level runs the two back to back, so a change in what the host gives this
   // machine (steal time, shown per run) affects both sides of a ratio alike. The whole sweep is repeated
-  // ROUNDS times: on a shared host one run of a level moved by ±20 % between sweeps minutes apart, so a level's
+  // ROUNDS times: on a shared host one run of a level moved by up to 50 % between sweeps minutes apart, so a level's
   // figures are the median of its rounds, and each round says on its own whether it met the target.
   const [api, bare] = [await startServer("api"), await startServer("bare")];
   const rounds: Array<Array<{ lookup: Level; bare: Level }>> = [];

@@ -92,6 +92,8 @@ describe("migration 0006 on a read model that holds data", () => {
   });
 
   it("the ownership lookup's statement reads its index on the byte-ordered columns", async () => {
+    // Already applied by the test above; applied here too so that this test holds when run alone.
+    await migrateToLatest(h.db, { schema: SCHEMA, migrations });
     // One connection, so the statement the app prepared and the EXPLAIN run in the same session.
     const pool = createReadPool({ connectionString: h.database.url, max: 1 });
     const app = await buildApp({ db: h.db, pool, logger, rateLimit: false });
