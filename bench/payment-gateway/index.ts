@@ -20,6 +20,7 @@ import { fileURLToPath } from "node:url";
 import { createDb, dropDatabase, ensureDatabase, migrateToLatest } from "@humanpass/db";
 import { deletePrefixedStreams, jetstreamManager } from "@humanpass/events";
 import {
+  createChallengeNonces,
   DEFAULT_AGENT_OWNERSHIP_SCHEMA,
   extractHumanProofChallenge,
   signHumanProofChallengeEVM,
@@ -72,6 +73,7 @@ async function startService(
       LOG_LEVEL: "warn",
       PORT: String(port),
       HOST: "127.0.0.1",
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
       ...env,
     },
     stdio: ["ignore", "inherit", "inherit"],
@@ -130,6 +132,10 @@ async function fillReadModel(agents: `0x${string}`[]): Promise<void> {
   await db.destroy();
 }
 
+// The gateway gets this key, so the bench can issue challenge nonces itself, as another replica would.
+const NONCE_KEY = "bench-gateway-challenge-nonce-key-0001";
+const benchNonces = createChallengeNonces({ keys: [NONCE_KEY] });
+
 /** One payment header per request, as an x402 client (with our human-proof signing for the human tier) makes it. */
 async function paymentHeaders(
   url: string,
@@ -153,8 +159,9 @@ async function paymentHeaders(
     const required: PaymentRequired = structuredClone(template);
     const challenge = extractHumanProofChallenge(required);
     if (challenge) {
-      challenge.info.nonce = randomBytes(16).toString("hex");
+      const { domain, uri = "" } = challenge.info;
       challenge.info.issuedAt = new Date().toISOString();
+      challenge.info.nonce = benchNonces.issue({ domain, uri, issuedAt: challenge.info.issuedAt });
     }
     let payload: PaymentPayload = await client.createPaymentPayload(required);
     if (human && challenge) {
@@ -307,6 +314,7 @@ async function main() {
       ATTESTATIONS_API_URL: attestations,
       RATE_LIMIT_ENABLED: "false",
       NODE_ENV: "development",
+      HUMAN_PROOF_NONCE_KEYS: NONCE_KEY,
     },
     process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [],
   );

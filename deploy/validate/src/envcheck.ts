@@ -74,6 +74,8 @@ export function checkComposeEnv(
 function secretStandIn(variable: string): string {
   if (variable === "DATABASE_URL") return "postgres://role:secret@humanpass-db-rw:5432/humanpass";
   if (variable.endsWith("_URL")) return "https://secret.invalid";
+  // Key lists (HUMAN_PROOF_NONCE_KEYS) refuse short keys.
+  if (variable.endsWith("_KEYS")) return "secret".repeat(8);
   return "secret";
 }
 

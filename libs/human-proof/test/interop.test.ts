@@ -19,6 +19,7 @@ import {
   type HumanProofChallenge,
   verifyHumanProofRequest,
 } from "@humanpass/human-proof/server";
+import type { HTTPClientExtensionHooks } from "@x402/core/client";
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -72,7 +73,7 @@ function paymentRequired(extension: unknown): PaymentRequired {
 function basePayload(): PaymentPayload {
   return {
     x402Version: 2,
-    payload: { signature: "0x" },
+    payload: { signature: "0x", authorization: { from: agent.address } },
     resource: { url: RESOURCE, description: "", mimeType: "" },
     accepted: gatedTier,
   };
@@ -160,9 +161,15 @@ describe("interop with Billions' published packages", () => {
       billionsServer.createHumanProofExtension(),
       billionsServer.declareHumanProofExtension({}),
     );
-    const payload = await createClientExtension(agent, {
-      attestationsApiBaseUrl: api.attestationsUrl,
-    }).enrichPaymentPayload?.(basePayload(), paymentRequired(theirChallenge));
+    const extension = createClientExtension(agent, { attestationsApiBaseUrl: api.attestationsUrl });
+    const required = paymentRequired(theirChallenge);
+    // As @x402/fetch does: the transport hook learns which URL answered 402, then the payload is built.
+    const { http } = extension.transportHooks as { http: HTTPClientExtensionHooks };
+    await http.onPaymentRequired?.(theirChallenge, {
+      paymentRequired: required,
+      requestUrl: RESOURCE,
+    });
+    const payload = await extension.enrichPaymentPayload?.(basePayload(), required);
     const proof = payload?.extensions?.["human-proof"];
     expect(typeof proof).toBe("string");
     const hook = billionsServer.createVerifyHumanProofHook({ verifier: theirs() });

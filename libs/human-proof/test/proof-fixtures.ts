@@ -1,6 +1,7 @@
 import { didFromAddress } from "@humanpass/identity";
 import { privateKeyToAccount } from "viem/accounts";
 import { type EVMSigner, signHumanProofChallengeEVM } from "../src/client/sign";
+import { createChallengeNonces } from "../src/server/challenge-nonces";
 import type { HumanResolution, PoUVerifier } from "../src/server/types";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../src/shared/constants";
 import type { HumanProofChallenge, HumanProofExtensionInfo } from "../src/shared/types";
@@ -13,17 +14,26 @@ export function account(n: number): EVMSigner & { address: `0x${string}` } {
   return { address: acct.address, signMessage: (message) => acct.signMessage({ message }) };
 }
 
+// Without keys: the nonces this process's hooks recognise by default.
+const processNonces = createChallengeNonces();
+
+/** A challenge as this process's server would issue it: its nonce is bound to its domain, uri and issue time. */
 export function challenge(info: Partial<HumanProofExtensionInfo> = {}): HumanProofChallenge {
+  const terms = {
+    domain: "api.example.com",
+    uri: RESOURCE,
+    issuedAt: new Date().toISOString(),
+    ...info,
+  };
   return {
     info: {
-      domain: "api.example.com",
-      uri: RESOURCE,
       version: "1",
-      nonce: crypto.randomUUID().replaceAll("-", ""),
-      issuedAt: new Date().toISOString(),
       resources: [RESOURCE],
       requiredAttestations: [DEFAULT_AGENT_OWNERSHIP_SCHEMA],
-      ...info,
+      ...terms,
+      nonce:
+        info.nonce ??
+        processNonces.issue({ domain: terms.domain, uri: terms.uri ?? "", issuedAt: terms.issuedAt }),
     },
     supportedChains: [{ chainId: CHAIN, type: "eip191" }],
   };

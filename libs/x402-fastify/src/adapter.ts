@@ -3,7 +3,11 @@ import type { FastifyRequest } from "fastify";
 
 /** x402's view of a Fastify request. */
 export class FastifyHTTPAdapter implements HTTPAdapter {
-  constructor(readonly request: FastifyRequest) {}
+  /** `publicUrl`: the origin (and path prefix, if any) clients reach this server at. */
+  constructor(
+    readonly request: FastifyRequest,
+    private readonly publicUrl: string,
+  ) {}
 
   getHeader(name: string): string | undefined {
     const value = this.request.headers[name.toLowerCase()];
@@ -18,9 +22,12 @@ export class FastifyHTTPAdapter implements HTTPAdapter {
     return pathOf(this.request.url);
   }
 
-  /** The URL the client asked for, query included: a signed human proof must name exactly this resource. */
+  /**
+   * The URL the client asked for, query included: a signed human proof must name exactly this resource. Its
+   * origin is the configured public URL, never the request's Host, which the caller chooses.
+   */
   getUrl(): string {
-    return `${this.request.protocol}://${this.request.host}${this.request.url}`;
+    return publicUrlOf(this.publicUrl, this.request.url);
   }
 
   getAcceptHeader(): string {
@@ -48,4 +55,9 @@ export class FastifyHTTPAdapter implements HTTPAdapter {
 export function pathOf(url: string): string {
   const end = url.search(/[?#]/);
   return end === -1 ? url : url.slice(0, end);
+}
+
+/** `path` (as the request line has it) under the public URL; concatenated, so `//host/…` cannot change the origin. */
+export function publicUrlOf(publicUrl: string, path: string): string {
+  return `${publicUrl.replace(/\/+$/, "")}${path.startsWith("/") ? path : `/${path}`}`;
 }

@@ -1,4 +1,4 @@
-export { FastifyHTTPAdapter, pathOf } from "./adapter";
+export { FastifyHTTPAdapter, pathOf, publicUrlOf } from "./adapter";
 export { createEvmFacilitatorClient, type EvmFacilitatorOptions } from "./evm-facilitator";
 export {
   createInProcessFacilitatorClient,

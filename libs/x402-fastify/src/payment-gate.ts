@@ -40,6 +40,11 @@ declare module "fastify" {
 export interface PaymentGateOptions {
   /** Resource server with its routes, schemes, extensions and hooks already registered. */
   httpServer: x402HTTPResourceServer;
+  /**
+   * Where clients reach this server (`https://pay.example.com`, or with a path prefix): the origin of every
+   * resource URL, and so of the `uri` and `domain` of human-proof challenges. Never taken from `Host`.
+   */
+  publicUrl: string;
   /** Page for unpaid browsers (`Accept: text/html`); x402's built-in page when absent. */
   paywall?: PaywallProvider;
   paywallConfig?: PaywallConfig;
@@ -88,7 +93,7 @@ export async function installPaymentGate(
   app.decorateRequest("x402Payment", null);
 
   app.addHook("onRequest", async (request, reply) => {
-    const adapter = new FastifyHTTPAdapter(request);
+    const adapter = new FastifyHTTPAdapter(request, options.publicUrl);
     const path = adapter.getPath();
     const context: HTTPRequestContext = {
       adapter,

@@ -1,4 +1,5 @@
 import { ABIs, type Devnet, startDevnet } from "@humanpass/devnet";
+import { freePort } from "@humanpass/testing";
 import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
 import { type RouteConfig, x402HTTPResourceServer, x402ResourceServer } from "@x402/core/server";
@@ -84,8 +85,10 @@ beforeAll(async () => {
     "GET /drains": route(),
   });
 
+  const port = await freePort();
+  baseUrl = `http://127.0.0.1:${port}`;
   app = Fastify();
-  await installPaymentGate(app, { httpServer, paywall: { generateHtml: () => PAYWALL } });
+  await installPaymentGate(app, { httpServer, publicUrl: baseUrl, paywall: { generateHtml: () => PAYWALL } });
   app.get("/paid", async (request) => ({
     content: "the paid resource",
     payer: request.x402Payment?.result.paymentRequirements.payTo,
@@ -112,7 +115,7 @@ beforeAll(async () => {
     return { content: "must never reach the payer" };
   });
   app.get("/free", async () => ({ content: "free" }));
-  baseUrl = await app.listen({ port: 0, host: "127.0.0.1" });
+  await app.listen({ port, host: "127.0.0.1" });
 });
 
 afterAll(async () => {
@@ -141,6 +144,18 @@ describe("unpaid requests", () => {
         asset: devnet.addresses.usdc,
       }),
     ]);
+  });
+
+  it("name the configured public URL as their resource, whatever Host the caller sends", async () => {
+    const response = await app.inject({ method: "GET", url: "/paid?q=1", headers: { host: "evil.example" } });
+    expect(response.statusCode).toBe(402);
+    const required = decodePaymentRequiredHeader(response.headers["payment-required"] as string);
+    expect(required.resource.url).toBe(`${baseUrl}/paid?q=1`);
+    const sneaky = await app.inject({ method: "GET", url: "//evil.example/paid", headers: { host: "x" } });
+    if (sneaky.statusCode === 402) {
+      const header = sneaky.headers["payment-required"] as string;
+      expect(decodePaymentRequiredHeader(header).resource.url.startsWith(`${baseUrl}/`)).toBe(true);
+    }
   });
 
   it("from a browser get the paywall page", async () => {

@@ -1,5 +1,10 @@
-import type { HumanResolution } from "@humanpass/human-proof";
+import {
+  type HumanProofExtensionInfo,
+  type HumanResolution,
+  signHumanProofChallengeEVM,
+} from "@humanpass/human-proof";
 import { didFromAddress } from "@humanpass/identity";
+import type { Hex } from "viem";
 import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -10,6 +15,7 @@ import {
 } from "../src";
 import {
   agentClient,
+  evmSigner,
   outboxEvents,
   type RunningAgentAuth,
   setUpDatabase,
@@ -79,6 +85,16 @@ beforeEach(async () => {
   now = Date.now();
   await t.db.deleteFrom("outbox").execute();
 });
+
+const CURVE_ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+
+/** The other valid form of an ECDSA signature: s replaced by n - s, v flipped. viem recovers the same signer. */
+function highS(signature: Hex): Hex {
+  const s = BigInt(`0x${signature.slice(66, 130)}`);
+  const v = Number.parseInt(signature.slice(130), 16);
+  const twin = (CURVE_ORDER - s).toString(16).padStart(64, "0");
+  return `${signature.slice(0, 66)}${twin}${(v === 27 ? 28 : 27).toString(16)}` as Hex;
+}
 
 /** A proof signed by `account` for a fresh helper nonce, as an object to tamper with. */
 async function helperProof(account = paired): Promise<Record<string, unknown>> {
@@ -230,6 +246,61 @@ describe("POST /api/v1/claim, helper path (HUMAN-PROOF header)", () => {
     expect(await outboxEvents(t.db)).toEqual([]);
   });
 
+  it("5. terms other than the issued challenge's: another chain, version or issue time is refused", async () => {
+    const other = await signHumanProofChallengeEVM(
+      { ...(await agent.instructions()), supportedChains: [{ chainId: "eip155:1", type: "eip191" }] },
+      evmSigner(paired),
+      "eip155:1",
+    );
+    expect(await agent.claimWithHeader(other)).toMatchObject({
+      status: 403,
+      body: { error: "unsupported_chain" },
+    });
+    const cases: Array<[string, Partial<HumanProofExtensionInfo>]> = [
+      ["invalid_message", { version: "2" }],
+      ["invalid_issued_at", { issuedAt: new Date(Date.now() + 3_600_000).toISOString() }],
+      ["invalid_issued_at", { issuedAt: new Date(Date.now() - 1_000).toISOString() }],
+    ];
+    for (const [reason, info] of cases) {
+      const issued = await agent.instructions();
+      const proof = await signHumanProofChallengeEVM(
+        { ...issued, info: { ...issued.info, ...info } },
+        evmSigner(paired),
+        "eip155:45056",
+      );
+      expect({ reason, ...(await agent.claimWithHeader(proof)) }).toMatchObject({
+        reason,
+        status: 403,
+        body: { error: reason },
+      });
+    }
+    expect(await outboxEvents(t.db)).toEqual([]);
+  });
+
+  it("3. a nonce not in the issued format is refused before the nonce store is asked", async () => {
+    // Rows the service would never issue: a claim naming them must not reach them.
+    const odd = ["A".repeat(32), "x".repeat(5000), "00"];
+    await t.db
+      .insertInto("nonces")
+      .values(odd.map((nonce) => ({ nonce, path: "helper", message: "{}", issued_at: new Date(now) })))
+      .execute();
+    for (const nonce of odd) {
+      const res = await agent.claimWithHeader(JSON.stringify({ ...(await helperProof()), nonce }));
+      expect(res).toMatchObject({ status: 403, body: { error: "unknown_or_expired_nonce" } });
+    }
+    const left = await t.db.selectFrom("nonces").select("nonce").where("nonce", "in", odd).execute();
+    expect(left).toHaveLength(odd.length);
+    await t.db.deleteFrom("nonces").where("nonce", "in", odd).execute();
+  });
+
+  it("5. the high-s twin of a valid signature (EIP-2) is refused", async () => {
+    const proof = await helperProof();
+    const res = await agent.claimWithHeader(
+      JSON.stringify({ ...proof, signature: highS(proof.signature as Hex) }),
+    );
+    expect(res).toMatchObject({ status: 403, body: { error: "invalid_signature" } });
+  });
+
   it("5. a valid proof by an agent with no human: 403 not_registered and a human_not_registered event", async () => {
     const res = await agent.claimWithHeader(await agent.helperProof(unpaired));
     expect(res).toMatchObject({ status: 403, body: { error: "not_registered" } });
@@ -317,6 +388,14 @@ describe("POST /api/v1/claim, direct path (JSON body)", () => {
       const res = await agent.claimWithBody({ nonce, signature });
       expect({ signature, ...res }).toMatchObject({ status: 403, body: { error: "invalid_signature" } });
     }
+  });
+
+  it("2. the high-s twin of a valid signature (EIP-2) is refused", async () => {
+    const { nonce, signature } = await agent.directClaimBody(paired);
+    expect(await agent.claimWithBody({ nonce, signature: highS(signature as Hex) })).toMatchObject({
+      status: 403,
+      body: { error: "invalid_signature" },
+    });
   });
 
   it("2. a signature over another message recovers another signer: that agent is not registered", async () => {

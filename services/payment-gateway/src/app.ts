@@ -6,6 +6,8 @@ import { paidRoutes } from "./routes/paid-routes";
 import { createPaymentServer, type PaymentServerOptions } from "./x402/payment-server";
 
 export interface AppDeps extends PaymentServerOptions {
+  /** Where clients reach the gateway: the origin of every resource URL and human-proof challenge. */
+  publicUrl: string;
   /** Page for unpaid browsers; the human-proof instructions page when absent. */
   paywallHtml?: string;
   readiness?: Record<string, () => Promise<unknown>>;
@@ -30,7 +32,11 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     },
   });
   const httpServer = createPaymentServer(deps);
-  await installPaymentGate(app, { httpServer, paywall: paywallInstructions(deps.paywallHtml) });
+  await installPaymentGate(app, {
+    httpServer,
+    publicUrl: deps.publicUrl,
+    paywall: paywallInstructions(deps.paywallHtml),
+  });
   await catalogRoutes(app, deps.routesFile);
   await paidRoutes(app, deps.routesFile.routes);
   return app;

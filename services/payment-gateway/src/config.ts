@@ -19,6 +19,14 @@ export const PaymentGatewayEnv = Type.Object({
   NODE_ENV: Type.String({ default: "development", description: "development, test or production" }),
   PORT: Env.port(4021),
   HOST: Type.String({ default: "0.0.0.0", description: "the address to listen on" }),
+  PUBLIC_URL: Env.url("http://localhost:4021"),
+  HUMAN_PROOF_NONCE_KEYS: Type.Optional(
+    Type.String({
+      pattern: "^[^,]{32,}(,[^,]{32,})*$",
+      description:
+        "secret keys, comma-separated, each at least 32 characters: the first signs human-proof challenge nonces, all are accepted (rotate by putting the new key first); the same on every replica",
+    }),
+  ),
   EVM_ADDRESS: Address,
   FACILITATOR_URL: Type.Optional(
     Type.String({
@@ -55,7 +63,11 @@ export const PaymentGatewayEnv = Type.Object({
     default: 60_000,
     description: "an integer >= 0 (ms a found human is reused; 0 turns the cache off)",
   }),
-  MAX_PROOF_AGE_SECONDS: Type.Integer({ minimum: 1, default: 900, description: "an integer >= 1 (seconds)" }),
+  MAX_PROOF_AGE_SECONDS: Type.Integer({
+    minimum: 1,
+    default: 300,
+    description: "an integer >= 1 (seconds a human-proof challenge nonce is accepted after its issue)",
+  }),
   PAYWALL_HTML_FILE: Type.Optional(Type.String({ description: "path of an HTML page for unpaid browsers" })),
   TRUST_PROXY: Env.boolean(false),
   RATE_LIMIT_ENABLED: Env.boolean(true),
@@ -68,6 +80,7 @@ export interface FacilitatorSettings {
   FACILITATOR_RPC_URL?: string;
   FACILITATOR_PRIVATE_KEY?: string;
   USAGE_STORAGE: "postgres" | "memory";
+  HUMAN_PROOF_NONCE_KEYS?: string;
 }
 
 /** Rules between variables that a per-variable schema cannot state; each problem names its variable. */
@@ -96,6 +109,13 @@ export function checkSettings(config: FacilitatorSettings): void {
       variable: "USAGE_STORAGE",
       message:
         "memory keeps quotas in one process and loses them on restart; it is refused when NODE_ENV=production",
+    });
+  }
+  if (production && !config.HUMAN_PROOF_NONCE_KEYS) {
+    problems.push({
+      variable: "HUMAN_PROOF_NONCE_KEYS",
+      message:
+        "is required when NODE_ENV=production: without it each process recognises only its own challenge nonces",
     });
   }
   if (problems.length > 0) throw new ConfigError(problems);

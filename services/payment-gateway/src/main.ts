@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { splitList } from "@humanpass/config";
 import {
+  createChallengeNonces,
   createPoUVerifier,
   InMemoryHumanUsageStorage,
   InMemoryNonceStore,
@@ -64,8 +65,15 @@ await runService({
           },
         })
       : new PostgresProofAdmissions(db, topology, logger);
+    if (!config.HUMAN_PROOF_NONCE_KEYS)
+      logger.warn(
+        "HUMAN_PROOF_NONCE_KEYS unset: this process recognises only the challenge nonces it issued itself; development only",
+      );
+    const challengeNonces = createChallengeNonces({ keys: splitList(config.HUMAN_PROOF_NONCE_KEYS ?? "") });
     const app = await buildApp({
       logger,
+      publicUrl: config.PUBLIC_URL,
+      challengeNonces,
       routesFile,
       payTo: config.EVM_ADDRESS,
       facilitator: createFacilitator(config, networksOf(routesFile), logger),

@@ -61,6 +61,8 @@ export const HumanProofOptions = Type.Object(
     domain: Type.Optional(Type.String()),
     version: Type.Optional(Type.String()),
     network: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+    /** Lets a payer other than the proof's signer take the human tier; default false. */
+    payerMayDifferFromSigner: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );

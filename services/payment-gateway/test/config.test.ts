@@ -58,6 +58,19 @@ describe("environment", () => {
     ]);
   });
 
+  it("requires shared challenge-nonce keys of at least 32 characters in production", () => {
+    const production = { EVM_ADDRESS, NODE_ENV: "production", FACILITATOR_URL: "https://f.example" };
+    expect(problemsOf(() => checkSettings(loadConfig(PaymentGatewayEnv, production)))).toEqual([
+      expect.objectContaining({ variable: "HUMAN_PROOF_NONCE_KEYS" }),
+    ]);
+    const keys = `${"a".repeat(32)},${"b".repeat(40)}`;
+    const config = loadConfig(PaymentGatewayEnv, { ...production, HUMAN_PROOF_NONCE_KEYS: keys });
+    expect(() => checkSettings(config)).not.toThrow();
+    expect(() => loadConfig(PaymentGatewayEnv, { ...production, HUMAN_PROOF_NONCE_KEYS: "short" })).toThrow(
+      /HUMAN_PROOF_NONCE_KEYS/,
+    );
+  });
+
   it("refuses the in-memory usage storage and the mock facilitator when NODE_ENV=production", () => {
     const config = loadConfig(PaymentGatewayEnv, {
       EVM_ADDRESS,
@@ -68,6 +81,7 @@ describe("environment", () => {
     expect(problemsOf(() => checkSettings(config)).map((p) => p.variable)).toEqual([
       "MOCK_FACILITATOR",
       "USAGE_STORAGE",
+      "HUMAN_PROOF_NONCE_KEYS",
     ]);
     const development = loadConfig(PaymentGatewayEnv, {
       EVM_ADDRESS,

@@ -17,6 +17,8 @@ const apps: HttpApp[] = [];
 async function gateway(paywallHtml?: string): Promise<string> {
   const app = await buildApp({
     logger,
+    // What the paywall shows does not depend on it.
+    publicUrl: "http://127.0.0.1",
     routesFile: parseRoutesFile({
       assets: { [NETWORK]: { address: USDC, name: "USD Coin", version: "2", decimals: 6 } },
       routes: [

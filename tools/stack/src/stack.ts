@@ -126,6 +126,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       },
       "payment-gateway": {
         PORT: String(ports["payment-gateway"]),
+        PUBLIC_URL: urls["payment-gateway"],
         EVM_ADDRESS: devnet.accounts[9]!.address,
         FACILITATOR_URL: "local",
         FACILITATOR_RPC_URL: devnet.rpcUrl,

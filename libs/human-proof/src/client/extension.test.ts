@@ -1,3 +1,4 @@
+import type { ClientExtension, HTTPClientExtensionHooks } from "@x402/core/client";
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -6,7 +7,7 @@ import {
   ownershipAttestation,
   startAttestationsApiStandIn,
 } from "../../test/attestations-api-stand-in";
-import { account, challenge } from "../../test/proof-fixtures";
+import { account, challenge, RESOURCE } from "../../test/proof-fixtures";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../shared/constants";
 import { createHumanProofExtension, MissingAttestationsError } from "./extension";
 import { createAttestationAwareSelector } from "./selector";
@@ -49,10 +50,25 @@ const payload = (accepted: PaymentRequirements): PaymentPayload => ({
   extensions: { other: 1 },
 });
 
+/** What @x402/fetch does with a 402: the transport hook learns the URL that answered, then the payload is built. */
+async function answer(
+  extension: ClientExtension,
+  accepted: PaymentPayload,
+  required: PaymentRequired = paymentRequired(),
+  requestUrl = RESOURCE,
+) {
+  const { http } = extension.transportHooks as { http: HTTPClientExtensionHooks };
+  await http.onPaymentRequired?.(required.extensions?.["human-proof"], {
+    paymentRequired: required,
+    requestUrl,
+  });
+  return extension.enrichPaymentPayload?.(accepted, required);
+}
+
 describe("createHumanProofExtension (client)", () => {
   it("attaches the signed proof text to a tier with requiredAttestations", async () => {
     const extension = createHumanProofExtension(paired, { attestationsApiBaseUrl: api.attestationsUrl });
-    const enriched = await extension.enrichPaymentPayload?.(payload(gated), paymentRequired());
+    const enriched = await answer(extension, payload(gated), paymentRequired());
     const proof = JSON.parse(enriched?.extensions?.["human-proof"] as string);
     expect(proof).toMatchObject({ address: paired.address, chainId: "eip155:45056", type: "eip191" });
     expect(enriched?.extensions?.other).toBe(1);
@@ -67,32 +83,48 @@ describe("createHumanProofExtension (client)", () => {
       ],
     };
     const extension = createHumanProofExtension(paired, { attestationsApiBaseUrl: api.attestationsUrl });
-    const onPaymentNetwork = await extension.enrichPaymentPayload?.(payload(gated), paymentRequired(offered));
+    const onPaymentNetwork = await answer(extension, payload(gated), paymentRequired(offered));
     expect(JSON.parse(onPaymentNetwork?.extensions?.["human-proof"] as string).chainId).toBe("eip155:45056");
     const otherNetwork = tier([DEFAULT_AGENT_OWNERSHIP_SCHEMA], "eip155:8453");
-    const fallback = await extension.enrichPaymentPayload?.(payload(otherNetwork), paymentRequired(offered));
+    const fallback = await answer(extension, payload(otherNetwork), paymentRequired(offered));
     expect(JSON.parse(fallback?.extensions?.["human-proof"] as string).chainId).toBe("eip155:6913");
   });
 
   it("leaves the standard tier and undeclared servers alone", async () => {
     const extension = createHumanProofExtension(unpaired, { attestationsApiBaseUrl: api.attestationsUrl });
-    expect(await extension.enrichPaymentPayload?.(payload(tier()), paymentRequired())).toEqual(
-      payload(tier()),
-    );
+    expect(await answer(extension, payload(tier()), paymentRequired())).toEqual(payload(tier()));
     const undeclared = { ...paymentRequired(), extensions: {} };
-    expect(await extension.enrichPaymentPayload?.(payload(gated), undeclared)).toEqual(payload(gated));
+    expect(await answer(extension, payload(gated), undeclared)).toEqual(payload(gated));
   });
 
   it("refuses to sign for a tier whose schemas the agent lacks, unless a selector already chose it", async () => {
     const extension = createHumanProofExtension(unpaired, { attestationsApiBaseUrl: api.attestationsUrl });
-    const attempt = extension.enrichPaymentPayload?.(payload(gated), paymentRequired());
+    const attempt = answer(extension, payload(gated), paymentRequired());
     await expect(attempt).rejects.toBeInstanceOf(MissingAttestationsError);
     await expect(attempt).rejects.toMatchObject({
       attestationRequirements: [{ schemaId: DEFAULT_AGENT_OWNERSHIP_SCHEMA }],
     });
     const selector = createAttestationAwareSelector("did:unused");
     const withSelector = createHumanProofExtension(unpaired, { selector });
-    const enriched = await withSelector.enrichPaymentPayload?.(payload(gated), paymentRequired());
+    const enriched = await answer(withSelector, payload(gated), paymentRequired());
     expect(typeof enriched?.extensions?.["human-proof"]).toBe("string");
+  });
+
+  it("refuses a challenge issued for another URL or domain than the one that answered 402", async () => {
+    const extension = createHumanProofExtension(paired, { attestationsApiBaseUrl: api.attestationsUrl });
+    // A third-party site relays the gateway's challenge to collect a proof it can spend there.
+    const relayed = paymentRequired(
+      challenge({ uri: "https://gateway.example/api/v1/weather", domain: "gateway.example" }),
+    );
+    await expect(answer(extension, payload(gated), relayed, "https://shop.example/buy")).rejects.toThrow(
+      /not for the requested/,
+    );
+    const otherDomain = paymentRequired(challenge({ domain: "gateway.example" }));
+    await expect(answer(extension, payload(gated), otherDomain)).rejects.toThrow(/domain/);
+    // Without the transport's URL nothing is signed.
+    await expect(extension.enrichPaymentPayload?.(payload(gated), paymentRequired())).rejects.toThrow(
+      /transport/,
+    );
+    expect(await answer(extension, payload(gated), paymentRequired(), RESOURCE)).toBeDefined();
   });
 });

@@ -70,7 +70,8 @@ async function assertHeld(did: string, schemas: string[], attestationsApiBaseUrl
 
 /**
  * Client extension for `x402Client.registerExtension`: when the chosen tier has `extra.requiredAttestations`,
- * signs the server's challenge and puts the proof JSON text at `extensions["human-proof"]`, exactly as
+ * checks that the server's challenge names the URL that answered 402 (its `uri`, and its host as `domain`),
+ * signs it and puts the proof JSON text at `extensions["human-proof"]`, exactly as
  * Billions' client does. Other tiers are left alone. Without a `selector` it first checks that the agent DID
  * holds the tier's schemas and throws `MissingAttestationsError` if not (with one, the selector has checked).
  */
@@ -79,9 +80,12 @@ export function createHumanProofExtension(
   options: HumanProofClientExtensionOptions = {},
 ): ClientExtension {
   const { selector } = options;
-  const http: HTTPClientExtensionHooks | undefined = selector && {
+  // The URL each 402 answered, as the transport reports it: the challenge must be for that URL.
+  const requestedUrls = new WeakMap<object, string>();
+  const http: HTTPClientExtensionHooks = {
     onPaymentRequired: async (_declaration, context) => {
-      await selector.refresh(context.paymentRequired);
+      requestedUrls.set(context.paymentRequired, context.requestUrl);
+      await selector?.refresh(context.paymentRequired);
     },
   };
   const hooks: ClientExtensionHooks | undefined = selector && {
@@ -103,11 +107,17 @@ export function createHumanProofExtension(
       if (!challenge || required.length === 0) return paymentPayload;
       if (!selector)
         await assertHeld(agentDidFromAddress(signer.address), required, options.attestationsApiBaseUrl);
+      const resourceUrl = requestedUrls.get(paymentRequired);
+      if (!resourceUrl) {
+        throw new Error(
+          "the human-proof extension signs only challenges of a 402 seen by its transport hook (@x402/fetch or another x402 HTTP client)",
+        );
+      }
       const chainId = signingChain(challenge, paymentPayload.accepted?.network);
-      const proof = await signHumanProofChallengeEVM(challenge, signer, chainId);
+      const proof = await signHumanProofChallengeEVM(challenge, signer, chainId, { resourceUrl });
       return { ...paymentPayload, extensions: { ...paymentPayload.extensions, [HUMAN_PROOF]: proof } };
     },
-    ...(http && { transportHooks: { http } }),
+    transportHooks: { http },
     ...(hooks && { hooks }),
   };
 }

@@ -1,6 +1,6 @@
 import { recoverMessageAddress } from "viem";
 import { describe, expect, it } from "vitest";
-import { account, CHAIN, challenge } from "../../test/proof-fixtures";
+import { account, CHAIN, challenge, RESOURCE } from "../../test/proof-fixtures";
 import { signHumanProofChallengeEVM } from "./sign";
 
 const agent = account(1);
@@ -77,5 +77,16 @@ Issued At: 2026-11-22T00:00:00.000Z`);
     await expect(signHumanProofChallengeEVM(challenge(), agent, "eip155:1")).rejects.toThrow(/eip155:1/);
     const solanaOnly = { ...challenge(), supportedChains: [{ chainId: CHAIN, type: "ed25519" as const }] };
     await expect(signHumanProofChallengeEVM(solanaOnly, agent, CHAIN)).rejects.toThrow(/not offered/);
+  });
+
+  it("given the URL the proof is for, refuses a challenge for another uri or domain", async () => {
+    const forUs = { resourceUrl: RESOURCE };
+    expect(await signHumanProofChallengeEVM(challenge(), agent, CHAIN, forUs)).toContain(agent.address);
+    const elsewhere = challenge({ uri: "https://gateway.example/api/v1/weather" });
+    await expect(signHumanProofChallengeEVM(elsewhere, agent, CHAIN, forUs)).rejects.toThrow(/not for/);
+    const otherDomain = challenge({ domain: "gateway.example" });
+    await expect(signHumanProofChallengeEVM(otherDomain, agent, CHAIN, forUs)).rejects.toThrow(/domain/);
+    const noUri = challenge({ uri: undefined });
+    await expect(signHumanProofChallengeEVM(noUri, agent, CHAIN, forUs)).rejects.toThrow(/not for/);
   });
 });

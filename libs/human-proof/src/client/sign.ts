@@ -7,16 +7,42 @@ export type EVMSigner = {
   signMessage(message: string): Promise<string>;
 };
 
+/** The URL the proof will be presented to: a challenge signed for any other site or resource is refused. */
+export type SigningExpectation = { resourceUrl: string };
+
+function sameUrl(a: string, b: string): boolean {
+  return URL.canParse(a) && URL.canParse(b) && new URL(a).href === new URL(b).href;
+}
+
+/**
+ * Throws unless the challenge's `uri` is `resourceUrl` and its `domain` that URL's host: a server that hands out
+ * a challenge issued for another site (to spend the proof there) gets nothing signed.
+ */
+export function assertChallengeFor(challenge: HumanProofChallenge, resourceUrl: string): void {
+  const { uri, domain } = challenge.info ?? {};
+  if (typeof uri !== "string" || !sameUrl(uri, resourceUrl)) {
+    throw new Error(`the human-proof challenge is for "${uri}", not for the requested "${resourceUrl}"`);
+  }
+  const requested = new URL(resourceUrl);
+  if (domain !== requested.hostname && domain !== requested.host) {
+    throw new Error(`the human-proof challenge names domain "${domain}", not "${requested.hostname}"`);
+  }
+}
+
 /**
  * Signs a human-proof challenge (the `extensions["human-proof"]` object of a 402, or the challenge JSON of
  * an instructions route) with an EOA key. Returns the proof JSON text for the `HUMAN-PROOF` header or the
- * x402 payment payload. Throws when `chainId` is not offered with type `eip191`.
+ * x402 payment payload. Throws when `chainId` is not offered with type `eip191`, and, given `expected`, when the
+ * challenge is not for `expected.resourceUrl` (pass it whenever the challenge came from a server: the URL the
+ * proof will be sent to).
  */
 export async function signHumanProofChallengeEVM(
   challenge: HumanProofChallenge,
   signer: EVMSigner,
   chainId: string,
+  expected?: SigningExpectation,
 ): Promise<string> {
+  if (expected) assertChallengeFor(challenge, expected.resourceUrl);
   const chain = challenge.supportedChains?.find((c) => c.chainId === chainId && c.type === "eip191");
   if (!chain) {
     const offered = (challenge.supportedChains ?? []).map((c) => `${c.chainId} (${c.type})`).join(", ");

@@ -1,6 +1,7 @@
 import type { x402ResourceServer } from "@x402/core/server";
 import type { PaymentPayload } from "@x402/core/types";
 import { HUMAN_PROOF } from "../shared/constants";
+import { createChallengeNonces } from "./challenge-nonces";
 import { type CreateHumanProofExtensionOptions, createHumanProofExtension } from "./extension";
 import {
   type CreateVerifyHumanProofHookOptions,
@@ -45,8 +46,10 @@ export function configureHumanProofServer(
     );
   }
 
-  server.registerExtension(createHumanProofExtension({ agentOwnershipSchema }));
-  server.onBeforeVerify(createVerifyHumanProofHook({ ...hookOptions, verifier, storage }));
+  const challengeNonces =
+    hookOptions.challengeNonces ?? extensionOptions?.challengeNonces ?? createChallengeNonces();
+  server.registerExtension(createHumanProofExtension({ agentOwnershipSchema, challengeNonces }));
+  server.onBeforeVerify(createVerifyHumanProofHook({ ...hookOptions, challengeNonces, verifier, storage }));
   if (storage) {
     server.onAfterVerify(createAfterVerifyFailureRollbackHook({ storage }));
     server.onVerifyFailure(createVerifyFailureRollbackHook({ storage }));

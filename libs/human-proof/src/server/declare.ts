@@ -13,6 +13,11 @@ export type DeclareHumanProofOptions = {
   expirationSeconds?: number;
   /** CAIP-2 network(s) offered for signing; default: every network of the route's `accepts`. */
   network?: string | string[];
+  /**
+   * Lets an x402 payer other than the proof's signer take the human tier. Default false: a proof is spent only
+   * by its own agent's payment, so a proof collected by another site cannot buy the discount for someone else.
+   */
+  payerMayDifferFromSigner?: boolean;
 };
 
 /** Per-route declaration placed at `extensions["human-proof"]`; same shape as Billions' server package. */

@@ -1,13 +1,15 @@
-import { randomBytes } from "node:crypto";
 import type { PaymentRequiredContext, ResourceServerExtension } from "@x402/core/types";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA, HUMAN_PROOF } from "../shared/constants";
 import type { HumanProofChallenge, HumanProofExtensionInfo } from "../shared/types";
+import { type ChallengeNonces, createChallengeNonces } from "./challenge-nonces";
 import { buildHumanProofSchema } from "./challenge-schema";
 import { type DeclareHumanProofOptions, isHumanProofDeclaration } from "./declare";
 
 export type CreateHumanProofExtensionOptions = {
   /** Must match the verifier's ownership schema when customised. */
   agentOwnershipSchema?: string;
+  /** Issues the challenge nonces; must be the hook's. Default: nonces only this process recognises. */
+  challengeNonces?: ChallengeNonces;
 };
 
 /** Info fields regenerated for every 402, hence excluded from x402's echo comparison. */
@@ -24,18 +26,41 @@ function declaredOptions(declaration: unknown): DeclareHumanProofOptions {
   return {};
 }
 
-/** The `domain` and `uri` this server expects a proof to be signed for, from the declaration and the resource URL. */
-export function expectedSigningTerms(
-  declaration: unknown,
-  resourceUrl: string,
-): { domain: string; uri: string } {
-  const issued = (declaration as { info?: Partial<HumanProofExtensionInfo> } | null)?.info;
-  if (issued && typeof issued.domain === "string" && typeof issued.uri === "string") {
-    return { domain: issued.domain, uri: issued.uri };
-  }
+/** What this server expects a proof to be signed for. */
+export type ExpectedSigningTerms = {
+  domain: string;
+  uri: string;
+  version: string;
+  /** CAIP-2 chains offered for eip191 signing; undefined when no challenge was issued into the declaration. */
+  chains: string[] | undefined;
+  /** The route lets another address than the proof's signer pay (`payerMayDifferFromSigner`). */
+  payerMayDiffer: boolean;
+};
+
+/**
+ * The terms this server expects a proof to be signed for: those of the challenge it issued for this request
+ * (x402 issues one into the declaration on every request), else the declaration's options and `resourceUrl`.
+ */
+export function expectedSigningTerms(declaration: unknown, resourceUrl: string): ExpectedSigningTerms {
   const options = declaredOptions(declaration);
+  const payerMayDiffer = options.payerMayDifferFromSigner === true;
+  const issued = declaration as Partial<HumanProofChallenge> | null;
+  const info = issued?.info;
+  if (info && typeof info.domain === "string" && typeof info.uri === "string") {
+    const chains = Array.isArray(issued.supportedChains)
+      ? issued.supportedChains.filter((c) => c.type === "eip191").map((c) => c.chainId)
+      : [];
+    return { domain: info.domain, uri: info.uri, version: info.version ?? "1", chains, payerMayDiffer };
+  }
   const uri = options.resourceUri ?? resourceUrl;
-  return { domain: options.domain ?? domainOf(uri), uri };
+  const chains = options.network ? [options.network].flat() : undefined;
+  return {
+    domain: options.domain ?? domainOf(uri),
+    uri,
+    version: options.version ?? "1",
+    chains,
+    payerMayDiffer,
+  };
 }
 
 function domainOf(resourceUri: string): string {
@@ -50,6 +75,7 @@ function challengeFor(
   options: DeclareHumanProofOptions,
   context: PaymentRequiredContext,
   ownershipSchema: string,
+  nonces: ChallengeNonces,
 ): HumanProofChallenge {
   const resourceUri = options.resourceUri ?? context.resourceInfo.url;
   const networks = options.network
@@ -57,12 +83,17 @@ function challengeFor(
     : [...new Set(context.requirements.map((requirement) => requirement.network))];
   // One instant for both times, so the challenge's lifetime is exactly the declared one.
   const issuedAt = Date.now();
-  const info: HumanProofExtensionInfo = {
+  const terms = {
     domain: options.domain ?? domainOf(resourceUri),
     uri: resourceUri,
-    version: options.version ?? "1",
-    nonce: randomBytes(16).toString("hex"),
     issuedAt: new Date(issuedAt).toISOString(),
+  };
+  const info: HumanProofExtensionInfo = {
+    domain: terms.domain,
+    uri: resourceUri,
+    version: options.version ?? "1",
+    nonce: nonces.issue(terms),
+    issuedAt: terms.issuedAt,
     requiredAttestations: [ownershipSchema],
   };
   if (resourceUri) info.resources = [resourceUri];
@@ -78,18 +109,20 @@ function challengeFor(
 
 /**
  * The x402 resource-server extension that turns a route's human-proof declaration into a fresh challenge
- * (new nonce and issue time) in every 402 response.
+ * (new nonce and issue time) in every 402 response. The nonce is bound to the challenge's domain, uri and
+ * issue time, so the hook accepts only nonces this server issued for the terms it expects.
  */
 export function createHumanProofExtension(
   options: CreateHumanProofExtensionOptions = {},
 ): ResourceServerExtension {
   const ownershipSchema = options.agentOwnershipSchema ?? DEFAULT_AGENT_OWNERSHIP_SCHEMA;
+  const nonces = options.challengeNonces ?? createChallengeNonces();
   return {
     key: HUMAN_PROOF,
     dynamicInfoFields: HUMAN_PROOF_DYNAMIC_INFO_FIELDS,
     enrichPaymentRequiredResponse: async (declaration, context) => {
       const options = declaredOptions(declaration);
-      const challenge = challengeFor(options, context, ownershipSchema);
+      const challenge = challengeFor(options, context, ownershipSchema, nonces);
       optionsOfIssuedChallenge.set(challenge, options);
       return challenge;
     },

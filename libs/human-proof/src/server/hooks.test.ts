@@ -3,7 +3,9 @@ import type { VerifyContext } from "@x402/core/server";
 import type { PaymentRequirements } from "@x402/core/types";
 import { describe, expect, it } from "vitest";
 import { account, challenge, RESOURCE, registry, resolutionFor, sign } from "../../test/proof-fixtures";
+import { signHumanProofChallengeEVM } from "../client/sign";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../shared/constants";
+import { createChallengeNonces } from "./challenge-nonces";
 import { declareHumanProofExtension } from "./declare";
 import {
   createAfterVerifyFailureRollbackHook,
@@ -42,15 +44,26 @@ function tier(extra?: Record<string, unknown>): PaymentRequirements {
 const gated = (extra: Record<string, unknown> = {}) =>
   tier({ requiredAttestations: [DEFAULT_AGENT_OWNERSHIP_SCHEMA], ...extra });
 
+/** The address a proof names, which pays by default, as an honest agent does. */
+function signerOf(proof: unknown): string | undefined {
+  try {
+    const text = typeof proof === "string" ? proof : JSON.stringify((proof as { info?: unknown })?.info);
+    return (JSON.parse(text) as { address?: string }).address;
+  } catch {
+    return undefined;
+  }
+}
+
 function context(
   requirements: PaymentRequirements,
   proof: unknown,
   declared: unknown = challenge(),
+  payer: string | undefined = signerOf(proof),
 ): VerifyContext {
   return {
     paymentPayload: {
       x402Version: 2,
-      payload: {},
+      payload: { authorization: { from: payer } },
       resource: { url: RESOURCE, description: "", mimeType: "" },
       accepted: requirements,
       extensions: proof === undefined ? {} : { "human-proof": proof },
@@ -124,6 +137,93 @@ describe("createVerifyHumanProofHook", () => {
     });
     const proof = await sign(agent, { domain: "pay.example.org" });
     expect(await hook(context(gated(), proof, declaration))).toBeUndefined();
+  });
+
+  it("accepts only nonces it issued for the signed terms, before storage or registry is asked", async () => {
+    const admitted: string[] = [];
+    const verifier = registry(paired);
+    const hook = createVerifyHumanProofHook({
+      verifier,
+      admissions: {
+        async admit(admission) {
+          admitted.push(admission.nonce);
+          return { nonceFresh: true, count: null };
+        },
+      },
+    });
+    const refused = { abort: true, reason: "unknown_or_expired_nonce" };
+    // A nonce the agent or another site made up, in the shape spec 3's SDK draws.
+    expect(await hook(context(gated(), await sign(agent, { nonce: "ab".repeat(16) })))).toEqual(refused);
+    // Another server's nonce (other key) for exactly our terms.
+    const foreign = createChallengeNonces({ keys: ["k".repeat(32)] });
+    const issuedAt = new Date().toISOString();
+    const theirs = foreign.issue({ domain: "api.example.com", uri: RESOURCE, issuedAt });
+    expect(await hook(context(gated(), await sign(agent, { nonce: theirs, issuedAt })))).toEqual(refused);
+    // Our nonce, moved to another issue time: its lifetime cannot be stretched.
+    const ours = JSON.parse(await sign(agent)).nonce;
+    const later = new Date(Date.now() + 1000).toISOString();
+    expect(await hook(context(gated(), await sign(agent, { nonce: ours, issuedAt: later })))).toEqual(
+      refused,
+    );
+    expect(await hook(context(gated(), await sign(agent, { nonce: "x".repeat(5000) })))).toEqual(refused);
+    expect(admitted).toEqual([]);
+    expect(verifier.lookups).toEqual([]);
+  });
+
+  it("recognises nonces of every configured key: a key is rotated without refusing proofs in flight", async () => {
+    const [oldKey, newKey] = ["o".repeat(32), "n".repeat(32)];
+    const before = createChallengeNonces({ keys: [oldKey] });
+    const after = createChallengeNonces({ keys: [newKey, oldKey] });
+    const hook = createVerifyHumanProofHook({ verifier: registry(paired), challengeNonces: after });
+    const issuedAt = new Date().toISOString();
+    const terms = { domain: "api.example.com", uri: RESOURCE, issuedAt };
+    for (const nonce of [before.issue(terms), after.issue(terms)]) {
+      expect(await hook(context(gated(), await sign(agent, { nonce, issuedAt })))).toBeUndefined();
+    }
+    const retired = createVerifyHumanProofHook({
+      verifier: registry(paired),
+      challengeNonces: createChallengeNonces({ keys: [newKey] }),
+    });
+    expect(
+      await retired(context(gated(), await sign(agent, { nonce: before.issue(terms), issuedAt }))),
+    ).toEqual({
+      abort: true,
+      reason: "unknown_or_expired_nonce",
+    });
+  });
+
+  it("refuses a chain the challenge did not offer and a version other than the one issued", async () => {
+    const { hook } = setup();
+    const otherChain = await signHumanProofChallengeEVM(
+      { ...challenge(), supportedChains: [{ chainId: "eip155:1", type: "eip191" }] },
+      agent,
+      "eip155:1",
+    );
+    expect(await hook(context(gated(), otherChain))).toEqual({ abort: true, reason: "unsupported_chain" });
+    expect(await hook(context(gated(), await sign(agent, { version: "2" })))).toEqual({
+      abort: true,
+      reason: "invalid_message",
+    });
+  });
+
+  it("refuses a payment whose payer is not the proof's signer, unless the route allows it", async () => {
+    const { hook, storage } = setup();
+    const someoneElse = account(7).address;
+    const capped = gated({ maxUse: 5, scope: "payer" });
+    expect(await hook(context(capped, await sign(agent), challenge(), someoneElse))).toEqual({
+      abort: true,
+      reason: "payer_not_signer",
+    });
+    const signed = context(capped, await sign(agent));
+    const noPayer = { ...signed, paymentPayload: { ...signed.paymentPayload, payload: {} } };
+    expect(await hook(noPayer)).toEqual({
+      abort: true,
+      reason: "payer_not_signer",
+    });
+    expect(await storage.incrementIfBelow("777", 5, "payer")).toBe(1);
+    const relaxed = declareHumanProofExtension({ payerMayDifferFromSigner: true, domain: "api.example.com" });
+    const proof = await sign(agent);
+    expect(await hook(context(capped, proof, relaxed, someoneElse))).toBeUndefined();
   });
 
   it("accepts a proof once: a replay of the same nonce is refused", async () => {

@@ -8,6 +8,7 @@ import type {
 } from "@x402/core/server";
 import { HUMAN_PROOF } from "../shared/constants";
 import { eventsOf, sequentialAdmissions } from "./admissions";
+import { type ChallengeNonces, createChallengeNonces } from "./challenge-nonces";
 import { expectedSigningTerms } from "./extension";
 import { InMemoryNonceStore } from "./memory-stores";
 import type {
@@ -34,8 +35,12 @@ export type HumanProofHookReason =
   | "max_use_exceeded"
   /** The proof's `domain` is not this server's. */
   | "wrong_domain_or_resource"
-  /** The proof's nonce was already used. */
+  /** The proof's nonce was not issued by this server for these terms, or was already used. */
   | "unknown_or_expired_nonce"
+  /** The proof's `chainId` is not one the challenge offered. */
+  | "unsupported_chain"
+  /** The x402 payer is not the proof's signer (and the route does not allow it). */
+  | "payer_not_signer"
   /** The attestations API, the nullifier API or the storage failed: not verified, retry later. */
   | "verification_unavailable";
 
@@ -52,11 +57,16 @@ export type CreateVerifyHumanProofHookOptions = {
    * The rollback hooks still give uses back through `storage`.
    */
   admissions?: ProofAdmissions;
-  /** Oldest `issuedAt` accepted, whatever `expirationTime` the agent sent. Default 900 (15 minutes). */
+  /**
+   * Recognises the nonces of the challenges this server issued; must be the extension's. Default: nonces only
+   * this process recognises (`configureHumanProofServer` hands the same one to both).
+   */
+  challengeNonces?: ChallengeNonces;
+  /** Nonce lifetime: oldest `issuedAt` accepted, whatever `expirationTime` the agent sent. Default 300 (spec 3). */
   maxProofAgeSeconds?: number;
 };
 
-export const DEFAULT_MAX_PROOF_AGE_SECONDS = 900;
+export const DEFAULT_MAX_PROOF_AGE_SECONDS = 300;
 // Tolerated client clock lead for `issuedAt`.
 const CLOCK_SKEW_MS = 60_000;
 
@@ -74,6 +84,16 @@ function proofText(extension: unknown): string | null {
   if (typeof extension === "string") return extension;
   const info = (extension as { info?: unknown }).info;
   return JSON.stringify(typeof info === "object" && info !== null ? info : extension);
+}
+
+/** The payer an EVM `exact` payload names (EIP-3009 or Permit2 authorization), if any. */
+function payerOf(payload: unknown): string | undefined {
+  const { authorization, permit2Authorization } = (payload ?? {}) as {
+    authorization?: { from?: unknown };
+    permit2Authorization?: { from?: unknown };
+  };
+  const from = authorization?.from ?? permit2Authorization?.from;
+  return typeof from === "string" ? from : undefined;
 }
 
 function abort(reason: HumanProofHookReason, message?: string): HookResult {
@@ -98,6 +118,7 @@ export function createVerifyHumanProofHook(
     options.admissions ??
     sequentialAdmissions({ nonceStore: options.nonceStore ?? new InMemoryNonceStore(), storage });
   const maxAgeMs = (options.maxProofAgeSeconds ?? DEFAULT_MAX_PROOF_AGE_SECONDS) * 1000;
+  const nonces = options.challengeNonces ?? createChallengeNonces();
 
   async function check(context: VerifyContext, required: string[]): Promise<HookResult> {
     const { paymentPayload, requirements } = context;
@@ -117,12 +138,21 @@ export function createVerifyHumanProofHook(
             events.push(event);
           },
         },
-        async (proof) => {
+        // Everything here is decided without storage or registry, so a forged or foreign proof costs neither.
+        async (proof, signer) => {
           if (proof.domain !== expected.domain) return "wrong_domain_or_resource";
+          if (proof.version !== expected.version) return "invalid_message";
+          if (!(expected.chains ?? [requirements.network]).includes(proof.chainId))
+            return "unsupported_chain";
           const issuedAt = parseIsoDate(proof.issuedAt) as number;
           const now = Date.now();
           if (issuedAt > now + CLOCK_SKEW_MS) return "invalid_issued_at";
           if (now - issuedAt > maxAgeMs) return "message_expired";
+          const terms = { domain: proof.domain, uri: proof.uri as string, issuedAt: proof.issuedAt };
+          if (!nonces.issued(proof.nonce, terms)) return "unknown_or_expired_nonce";
+          const payer = payerOf(paymentPayload.payload);
+          if (!expected.payerMayDiffer && payer?.toLowerCase() !== signer.toLowerCase())
+            return "payer_not_signer";
           signed = { nonce: proof.nonce, nonceExpiresAt: new Date(issuedAt + maxAgeMs) };
           return undefined;
         },

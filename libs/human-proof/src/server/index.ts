@@ -16,6 +16,14 @@ export type {
   SupportedChain,
 } from "../shared/types";
 export { maxUseExceededEvent, type SequentialAdmissionsOptions, sequentialAdmissions } from "./admissions";
+export {
+  CHALLENGE_NONCE_PATTERN,
+  type ChallengeNonceOptions,
+  type ChallengeNonces,
+  createChallengeNonces,
+  MIN_NONCE_KEY_LENGTH,
+  type NonceTerms,
+} from "./challenge-nonces";
 export { buildHumanProofSchema } from "./challenge-schema";
 export { type ConfigureHumanProofServerOptions, configureHumanProofServer } from "./configure";
 export {

@@ -45,13 +45,24 @@ describe("recoverMessageSigner", () => {
     }
   });
 
-  it("gives the same answer as viem for malleable, malformed and out-of-range signatures", async () => {
+  it("refuses the high-s twin of a valid signature (EIP-2), which viem accepts", async () => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    const message = "hello";
+    const signature = await account.signMessage({ message });
+    const { r, s, v } = parts(signature);
+    const twin = join(r, N - s, v === 27 ? 28 : 27);
+    expect(await viem(message, twin)).toBe(account.address);
+    expect(await recoverMessageSigner(message, twin)).toBeUndefined();
+    expect(await recoverMessageSigner(message, twin.slice(0, 130))).toBeUndefined();
+    expect(await recoverMessageSigner(message, signature)).toBe(account.address);
+  });
+
+  it("gives the same answer as viem for malformed and out-of-range signatures", async () => {
     const account = privateKeyToAccount(generatePrivateKey());
     const message = "hello";
     const signature = await account.signMessage({ message });
     const { r, s, v } = parts(signature);
     const cases = [
-      join(r, N - s, v === 27 ? 28 : 27),
       join(r, s, 29),
       join(r, s, 2),
       join(0n, s, v),

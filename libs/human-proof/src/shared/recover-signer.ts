@@ -23,6 +23,16 @@ function loadNative(): { secp256k1: NativeSecp256k1; keccak: NativeKeccak } | un
 
 const native = loadNative();
 
+// Half the secp256k1 group order: EIP-2 allows only signatures with s at most this, so that no signature has
+// a second valid form a relay could substitute.
+const HALF_ORDER = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
+
+/** The `s` of a 65-byte (r, s, v) or 64-byte EIP-2098 (r, yParity|s) signature. */
+function sOf(signature: string): bigint {
+  const s = BigInt(`0x${signature.slice(66, 130)}`);
+  return signature.length === 130 ? s & ((1n << 255n) - 1n) : s;
+}
+
 export const nativeRecovery = native !== undefined;
 
 const keccak256 = (data: Buffer | string) => native!.keccak("keccak256").update(data).digest();
@@ -47,7 +57,7 @@ function checksummed(lowercaseHex: string): `0x${string}` {
 
 /**
  * The address that signed `message` with EIP-191 (`personal_sign`), or undefined when no signer can be
- * recovered from `signature`. Same answers as viem's `recoverMessageAddress`, which handles every form the
+ * recovered from `signature` or its `s` is in the upper half of the curve order (EIP-2). Same answers as viem's `recoverMessageAddress`, which handles every form the
  * fast path does not (64-byte EIP-2098 signatures, no binding).
  */
 export async function recoverMessageSigner(
@@ -55,6 +65,7 @@ export async function recoverMessageSigner(
   signature: string | undefined,
 ): Promise<`0x${string}` | undefined> {
   if (!signature || !isHex(signature)) return undefined;
+  if ((signature.length === 132 || signature.length === 130) && sOf(signature) > HALF_ORDER) return undefined;
   try {
     if (native && signature.length === 132) {
       const bytes = Buffer.from(signature.slice(2), "hex");

@@ -1,4 +1,4 @@
-import { type PoUVerifier, verifyHumanProofRequest } from "@humanpass/human-proof";
+import { type HumanProofChallenge, type PoUVerifier, verifyHumanProofRequest } from "@humanpass/human-proof";
 import { addressFromDid } from "@humanpass/identity";
 import type { Logger } from "@humanpass/telemetry";
 import type { HumanResolver } from "../attestations/human-resolver";
@@ -17,7 +17,14 @@ export interface HelperClaimDeps {
 
 export type HelperClaimResult = { verified: true; agentDid: string };
 
-type ProofHead = { nonce: string; domain?: unknown; uri?: unknown };
+type ProofHead = {
+  nonce: string;
+  domain?: unknown;
+  uri?: unknown;
+  version?: unknown;
+  chainId?: unknown;
+  issuedAt?: unknown;
+};
 
 /** The fields steps 2-4 read, or undefined when the header is not a JSON object with a nonce. */
 function parseHeader(header: string): ProofHead | undefined {
@@ -37,8 +44,20 @@ function differs(value: unknown, ours: string): boolean {
 }
 
 /**
+ * The signed terms must be those of the challenge issued with the nonce: its version, its issue time (so it is
+ * never in the future), one of its chains. Returns the refusal, or undefined. Domain and uri were checked before
+ * (step 4); the nonce's own lifetime bounds the proof whatever `expirationTime` it carries.
+ */
+function termsProblem(proof: ProofHead, issued: HumanProofChallenge): string | undefined {
+  if (proof.version !== issued.info.version) return "invalid_message";
+  if (proof.issuedAt !== issued.info.issuedAt) return "invalid_issued_at";
+  const offered = issued.supportedChains.some((c) => c.chainId === proof.chainId && c.type === "eip191");
+  return offered ? undefined : "unsupported_chain";
+}
+
+/**
  * Spec 3, helper-based path: header present, JSON with a nonce, nonce consumed and fresh, our domain and
- * resource, then `verifyHumanProofRequest` (signature, DID derived from the signer, human behind it).
+ * resource, the other terms of the challenge issued with the nonce, then `verifyHumanProofRequest` (signature, DID derived from the signer, human behind it).
  */
 export function helperClaim(deps: HelperClaimDeps): (header: string) => Promise<HelperClaimResult> {
   const { terms, nonces, resolver, recorder, logger } = deps;
@@ -51,10 +70,13 @@ export function helperClaim(deps: HelperClaimDeps): (header: string) => Promise<
     if (header.trim() === "") throw refuse.missingHeader();
     const proof = parseHeader(header);
     if (!proof) throw refuse.invalidHeader();
-    if (!(await nonces.consume(proof.nonce, "helper"))) throw refuse.unknownOrExpiredNonce();
+    const issued = await nonces.consume(proof.nonce, "helper");
+    if (!issued) throw refuse.unknownOrExpiredNonce();
     if (differs(proof.domain, terms.domain) || differs(proof.uri, terms.resource)) {
       throw refuse.wrongDomainOrResource();
     }
+    const problem = termsProblem(proof, JSON.parse(issued.message) as HumanProofChallenge);
+    if (problem) throw refuse.proof(problem);
 
     let result: Awaited<ReturnType<typeof verifyHumanProofRequest>>;
     try {

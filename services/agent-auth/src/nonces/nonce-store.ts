@@ -6,6 +6,13 @@ import type { AgentAuthDb, ClaimPath } from "../db/schema";
 /** Spec 3: a nonce is good for 5 minutes after it was issued. */
 export const NONCE_LIFETIME_MS = 300_000;
 
+/** What `issue` draws: 16 random bytes, hex. Anything else is refused before the store is asked. */
+export const NONCE_FORMAT = /^[0-9a-f]{32}$/;
+
+export function isNonceFormat(value: unknown): value is string {
+  return typeof value === "string" && NONCE_FORMAT.test(value);
+}
+
 export interface IssuedNonce {
   nonce: string;
   issuedAt: Date;
@@ -42,6 +49,7 @@ export function createNonceStore(db: Kysely<AgentAuthDb>, clock: Clock): NonceSt
     },
 
     async consume(nonce, path) {
+      if (!isNonceFormat(nonce)) return null;
       // One statement: of any number of concurrent claims with this nonce, exactly one gets the row.
       const row = await db
         .deleteFrom("nonces")

@@ -1,16 +1,15 @@
 import { fastifyRequestOf, payerOf } from "@humanpass/x402-fastify";
-import type { x402ResourceServer } from "@x402/core/server";
+import type { HTTPTransportContext, x402ResourceServer } from "@x402/core/server";
 import type { PaymentPayload } from "@x402/core/types";
 import type { FastifyRequest } from "fastify";
 import type { PaymentEvents } from "../events/payment-events";
 
 type DeepPayload = { readonly resource?: { readonly url?: string }; readonly payload: unknown };
 
+/** The paid resource under the gateway's public URL (the payload's own `resource` is the caller's claim). */
 function resourceOf(paymentPayload: DeepPayload, transportContext: unknown): string {
-  const request = fastifyRequestOf(transportContext);
-  return (
-    paymentPayload.resource?.url ?? (request ? `${request.protocol}://${request.host}${request.url}` : "")
-  );
+  const adapter = (transportContext as HTTPTransportContext | undefined)?.request?.adapter;
+  return adapter?.getUrl?.() ?? paymentPayload.resource?.url ?? "";
 }
 
 function optionalHumanId(humanId: string | undefined) {

@@ -1,4 +1,5 @@
 import {
+  type ChallengeNonces,
   configureHumanProofServer,
   declareHumanProofExtension,
   HUMAN_PROOF,
@@ -41,6 +42,8 @@ export interface PaymentServerOptions {
   /** Takes each proof's nonce and use and records its events. */
   admissions: ProofAdmissions;
   maxProofAgeSeconds?: number;
+  /** Issues and recognises human-proof challenge nonces; the same keys on every replica. Default: this process's. */
+  challengeNonces?: ChallengeNonces;
   events: PaymentEvents;
   logger: Logger;
 }
@@ -76,6 +79,7 @@ export function createPaymentServer(options: PaymentServerOptions): x402HTTPReso
     storage: options.storage,
     admissions: options.admissions,
     maxProofAgeSeconds: options.maxProofAgeSeconds,
+    challengeNonces: options.challengeNonces,
     extensionOptions: { agentOwnershipSchema: verifier.ownershipSchema },
     onEvent: rememberVerifiedHuman,
   });

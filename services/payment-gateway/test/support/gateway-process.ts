@@ -28,6 +28,7 @@ export async function startGatewayProcess(env: Record<string, string>): Promise<
     NATS_URL: testNatsUrl(),
     HOST: "127.0.0.1",
     PORT: String(port),
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
     RATE_LIMIT_ENABLED: "false",
     NODE_ENV: "test",
     ...env,

@@ -18,11 +18,18 @@ import {
   type Topology,
 } from "@humanpass/events";
 import type { HttpApp } from "@humanpass/http";
-import { createPoUVerifier, type HumanUsageStorage, type PoUVerifier } from "@humanpass/human-proof";
+import {
+  type ChallengeNonces,
+  createChallengeNonces,
+  createPoUVerifier,
+  type HumanUsageStorage,
+  type PoUVerifier,
+} from "@humanpass/human-proof";
 import {
   connectTestNats,
   createTestDatabase,
   deleteTestStreams,
+  freePort,
   type TestDatabase,
   testTopology,
 } from "@humanpass/testing";
@@ -38,6 +45,9 @@ import { PostgresHumanUsageStorage } from "../../src/db/usage-storage";
 import { outboxPaymentEvents } from "../../src/events/payment-events";
 import { type PaidRouteConfig, parseRoutesFile, type RoutesConfigFile } from "../../src/routes-file";
 import { type AttestationsApi, startAttestationsApi } from "./attestations-api";
+
+/** The challenge-nonce key the gateways of a stack share, as replicas of one deployment do. */
+export const NONCE_KEY = "test-gateway-challenge-nonce-key-0001";
 
 export const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
 
@@ -57,6 +67,8 @@ export interface GatewayOptions {
   /** `null` runs without usage storage. */
   storage?: HumanUsageStorage | null;
   verifier?: PoUVerifier;
+  /** Default: nonces of the key every gateway of the stack shares, as replicas do. */
+  challengeNonces?: ChallengeNonces;
   /** Skip the routes-file checks, to serve values the file would refuse (e.g. maxUse 0). */
   unchecked?: boolean;
 }
@@ -153,8 +165,12 @@ export async function startStack(label: string): Promise<Stack> {
     },
     async startGateway(options) {
       const events = outboxPaymentEvents(db, topology, logger);
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}`;
       const app = await buildApp({
         logger,
+        publicUrl: url,
+        challengeNonces: options.challengeNonces ?? createChallengeNonces({ keys: [NONCE_KEY] }),
         routesFile: options.unchecked ? uncheckedRoutesFile(options.routes) : routesFile(options.routes),
         payTo,
         facilitator: options.facilitator ?? facilitator,
@@ -164,7 +180,7 @@ export async function startStack(label: string): Promise<Stack> {
         events,
         rateLimit: false,
       });
-      const url = await app.listen({ port: 0, host: "127.0.0.1" });
+      await app.listen({ port, host: "127.0.0.1" });
       const gateway = {
         url,
         app,
