@@ -99,7 +99,8 @@ export async function installPaymentGate(
       adapter,
       path,
       decodedPath: decodePath(path),
-      method: request.method,
+      // Fastify answers HEAD with the GET handler (and its upstream), so HEAD costs what GET costs.
+      method: request.method === "HEAD" ? "GET" : request.method,
       paymentHeader: adapter.getHeader("payment-signature") ?? adapter.getHeader("x-payment"),
     };
     if (!httpServer.requiresPayment(context)) return;

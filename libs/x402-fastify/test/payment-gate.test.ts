@@ -22,6 +22,7 @@ let baseUrl: string;
 let network: Network;
 let payTo: Address;
 const events: string[] = [];
+const handlerRuns = { paid: 0 };
 
 function route(): RouteConfig {
   return {
@@ -89,10 +90,13 @@ beforeAll(async () => {
   baseUrl = `http://127.0.0.1:${port}`;
   app = Fastify();
   await installPaymentGate(app, { httpServer, publicUrl: baseUrl, paywall: { generateHtml: () => PAYWALL } });
-  app.get("/paid", async (request) => ({
-    content: "the paid resource",
-    payer: request.x402Payment?.result.paymentRequirements.payTo,
-  }));
+  app.get("/paid", async (request) => {
+    handlerRuns.paid++;
+    return {
+      content: "the paid resource",
+      payer: request.x402Payment?.result.paymentRequirements.payTo,
+    };
+  });
   app.get("/cached", async (_request, reply) =>
     reply.header("cache-control", "max-age=60").send({ content: "cacheable" }),
   );
@@ -156,6 +160,14 @@ describe("unpaid requests", () => {
       const header = sneaky.headers["payment-required"] as string;
       expect(decodePaymentRequiredHeader(header).resource.url.startsWith(`${baseUrl}/`)).toBe(true);
     }
+  });
+
+  it("with HEAD get 402 like GET, and the handler does not run", async () => {
+    const runs = handlerRuns.paid;
+    const response = await fetch(`${baseUrl}/paid`, { method: "HEAD" });
+    expect(response.status).toBe(402);
+    expect(response.headers.get("payment-required")).not.toBeNull();
+    expect(handlerRuns.paid).toBe(runs);
   });
 
   it("from a browser get the paywall page", async () => {
