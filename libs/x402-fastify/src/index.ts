@@ -13,4 +13,5 @@ export {
   type PaymentGateOptions,
   SETTLEMENT_FAILED,
   type VerifiedPayment,
+  withoutSecrets,
 } from "./payment-gate";

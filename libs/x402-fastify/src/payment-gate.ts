@@ -179,8 +179,13 @@ async function settle(
       beforeHandlerSettlement,
     );
     if (!settled.success) {
+      // The facilitator's message may quote the whole authorization and its signature: reason and transaction only.
       reply.log.warn(
-        { reason: settled.errorReason, message: settled.errorMessage, network: settled.network },
+        {
+          reason: settled.errorReason,
+          transaction: settled.transaction || undefined,
+          network: settled.network,
+        },
         "x402 settlement failed; response withheld",
       );
       return replaceWith(reply, namingSettlementFailure(settled.response, settled.errorReason));
@@ -194,7 +199,7 @@ async function settle(
     const facilitatorError = getFacilitatorResponseError(error);
     if (facilitatorError) {
       reply.log.warn(
-        { err: facilitatorError.message },
+        { err: withoutSecrets(facilitatorError.message) },
         "facilitator failed during settlement; response withheld",
       );
       return replaceWith(reply, {
@@ -203,13 +208,29 @@ async function settle(
         body: { error: "facilitator_unavailable", message: facilitatorError.message },
       });
     }
-    reply.log.error({ err: error }, "x402 settlement threw; response withheld");
+    reply.log.error(
+      {
+        err: {
+          name: (error as Error)?.name,
+          message: withoutSecrets(String((error as Error)?.message ?? error)),
+        },
+      },
+      "x402 settlement threw; response withheld",
+    );
     return replaceWith(reply, {
       status: 402,
       headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
       body: settlementFailedBody(undefined),
     });
   }
+}
+
+/**
+ * An error text without the long hex values it may quote (signatures, authorization nonces, calldata): what is
+ * left says what failed. Addresses (40 hex digits) stay.
+ */
+export function withoutSecrets(text: string): string {
+  return text.replace(/(0x)?[0-9a-fA-F]{64,}/g, "<redacted>");
 }
 
 /** The `error` of the JSON body of a 402 whose payment was verified but could not be settled. */

@@ -1,7 +1,11 @@
 import { ABIs, type Devnet, startDevnet } from "@humanpass/devnet";
 import { freePort } from "@humanpass/testing";
 import { x402Client } from "@x402/core/client";
-import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  decodePaymentSignatureHeader,
+} from "@x402/core/http";
 import { type RouteConfig, x402HTTPResourceServer, x402ResourceServer } from "@x402/core/server";
 import type { Network } from "@x402/core/types";
 import { registerExactEvmScheme as registerClientScheme } from "@x402/evm/exact/client";
@@ -23,6 +27,7 @@ let network: Network;
 let payTo: Address;
 const events: string[] = [];
 const handlerRuns = { paid: 0 };
+const logLines: string[] = [];
 
 function route(): RouteConfig {
   return {
@@ -88,7 +93,7 @@ beforeAll(async () => {
 
   const port = await freePort();
   baseUrl = `http://127.0.0.1:${port}`;
-  app = Fastify();
+  app = Fastify({ logger: { level: "info", stream: { write: (line: string) => logLines.push(line) } } });
   await installPaymentGate(app, { httpServer, publicUrl: baseUrl, paywall: { generateHtml: () => PAYWALL } });
   app.get("/paid", async (request) => {
     handlerRuns.paid++;
@@ -257,5 +262,33 @@ describe("paid requests", () => {
     expect(JSON.parse(body)).toEqual({ error: "settlement_failed", reason: settlement.errorReason });
     expect(await usdcBalance(payTo)).toBe(payToBefore);
     expect(events).toEqual(["settle_failed"]);
+  });
+
+  it("whose settlement fails are logged with the reason, never the authorization or its signature", async () => {
+    const payer = devnet.accounts[4];
+    const sent: string[] = [];
+    const recording = (input: string | URL | Request, init?: RequestInit) => {
+      const header = new Request(input, init).headers.get("payment-signature");
+      if (header) sent.push(header);
+      return fetch(input, init);
+    };
+    logLines.length = 0;
+    const client = new x402Client().setSpendControls({
+      allowedAssets: [{ network, asset: devnet.addresses.usdc }],
+    });
+    registerClientScheme(client, { signer: privateKeyToAccount(payer.privateKey) });
+
+    const response = await wrapFetchWithPayment(recording, client)(`${baseUrl}/drains`);
+
+    expect(response.status).toBe(402);
+    const { authorization, signature } = decodePaymentSignatureHeader(sent[0] as string).payload as {
+      authorization: { nonce: string };
+      signature: string;
+    };
+    const log = logLines.join("");
+    expect(log).toContain("settlement failed");
+    expect(log).toContain(decodePaymentResponseHeader(response.headers.get("payment-response")!).errorReason);
+    expect(log.toLowerCase()).not.toContain(signature.slice(2, 40).toLowerCase());
+    expect(log.toLowerCase()).not.toContain(authorization.nonce.slice(2).toLowerCase());
   });
 });

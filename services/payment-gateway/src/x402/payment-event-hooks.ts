@@ -1,4 +1,4 @@
-import { fastifyRequestOf, payerOf } from "@humanpass/x402-fastify";
+import { fastifyRequestOf, payerOf, withoutSecrets } from "@humanpass/x402-fastify";
 import type { HTTPTransportContext, x402ResourceServer } from "@x402/core/server";
 import type { PaymentPayload } from "@x402/core/types";
 import type { FastifyRequest } from "fastify";
@@ -67,7 +67,9 @@ export function registerPaymentEventHooks(
       resource: resourceOf(paymentPayload, transportContext),
       network: requirements.network,
       stage: "settle",
-      reason: error.message || "settle_failed",
+      // The facilitator's message may quote the authorization and its signature.
+      reason:
+        (error as { errorReason?: string }).errorReason || withoutSecrets(error.message) || "settle_failed",
       ...withPayer(payer(paymentPayload)),
       ...humanOf(transportContext),
     });
