@@ -63,6 +63,11 @@ export const PaymentGatewayEnv = Type.Object({
     default: 60_000,
     description: "an integer >= 0 (ms a found human is reused; 0 turns the cache off)",
   }),
+  NEGATIVE_LOOKUP_CACHE_TTL_MS: Type.Integer({
+    minimum: 0,
+    default: 5_000,
+    description: "an integer >= 0 (ms an agent found unpaired is not looked up again; 0 turns it off)",
+  }),
   MAX_PROOF_AGE_SECONDS: Type.Integer({
     minimum: 1,
     default: 300,

@@ -43,7 +43,7 @@ await runService({
         agentOwnershipSchema: config.AGENT_OWNERSHIP_SCHEMA,
         requestTimeoutMs: config.ATTESTATIONS_API_TIMEOUT_MS,
       }),
-      { ttlMs: config.LOOKUP_CACHE_TTL_MS },
+      { ttlMs: config.LOOKUP_CACHE_TTL_MS, negativeTtlMs: config.NEGATIVE_LOOKUP_CACHE_TTL_MS },
     );
     const listener = await listenForInvalidations({
       connectionString: config.DATABASE_URL,

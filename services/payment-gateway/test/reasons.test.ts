@@ -227,6 +227,58 @@ describe("checks beyond Billions' server", () => {
     ).toBe("wrong_domain_or_resource");
   });
 
+  it("invalid_payment_payload: a payment that cannot pay the tier is refused before the human lookup", async () => {
+    const full = stack.verifier();
+    const lookups: string[] = [];
+    const counting: PoUVerifier = {
+      ownershipSchema: full.ownershipSchema,
+      lookupHuman: (did, chainId) => {
+        lookups.push(did);
+        return full.lookupHuman(did, chainId);
+      },
+    };
+    const watched = await stack.startGateway({
+      routes: [demoRoute("/gated", [standardTier(stack.network, "10000"), humanTier(stack.network, "1000")])],
+      verifier: counting,
+    });
+    const url = `${watched.url}/gated`;
+    const edits: Array<(authorization: Record<string, string>, payload: Record<string, unknown>) => void> = [
+      (a) => {
+        a.value = "1";
+      },
+      (a) => {
+        a.to = a.from;
+      },
+      (a) => {
+        a.validBefore = "1";
+      },
+      (a) => {
+        a.nonce = "0x01";
+      },
+      (_a, p) => {
+        p.signature = "0x1234";
+      },
+      (_a, p) => {
+        delete p.authorization;
+      },
+    ];
+    for (const edit of edits) {
+      const payment = await signedPayment(
+        url,
+        (required) => required.accepts[1],
+        rawProofExtension(stack.agentKey(PAIRED)),
+      );
+      const payload = payment.payload as Record<string, unknown>;
+      edit(payload.authorization as Record<string, string>, payload);
+      const response = await fetch(url, {
+        headers: { "payment-signature": encodePaymentSignatureHeader(payment) },
+      });
+      expect(response.status).toBe(402);
+      expect(paymentError(response)).toBe("invalid_payment_payload");
+    }
+    expect(lookups).toEqual([]);
+  });
+
   it("unknown_or_expired_nonce: a captured payment with its proof is refused when replayed", async () => {
     // Capture the payment header an honest agent sends, let it through once, then replay it verbatim.
     const url = `${gateway.url}/capped`;

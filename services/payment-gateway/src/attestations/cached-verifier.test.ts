@@ -40,7 +40,22 @@ describe("CachedPoUVerifier", () => {
     expect(calls).toEqual(["did:a", "did:a"]);
   });
 
-  it("never caches 'not paired', so a new pairing counts at once", async () => {
+  it("reuses 'not paired' only for negativeTtlMs, so DIDs of fresh keys do not each cost a lookup", async () => {
+    let now = 0;
+    const answers: Record<string, HumanResolution | null> = {};
+    const { inner, calls } = counting(answers);
+    const verifier = new CachedPoUVerifier(inner, { ttlMs: 60_000, negativeTtlMs: 2_000, now: () => now });
+    expect(await verifier.lookupHuman("did:n", "c")).toBeNull();
+    answers["did:n"] = resolution("did:n");
+    now = 1_999;
+    expect(await verifier.lookupHuman("did:n", "c")).toBeNull();
+    expect(calls).toEqual(["did:n"]);
+    now = 2_000;
+    expect(await verifier.lookupHuman("did:n", "c")).toMatchObject({ humanId: "42" });
+    expect(calls).toEqual(["did:n", "did:n"]);
+  });
+
+  it("without negativeTtlMs never caches 'not paired', so a new pairing counts at once", async () => {
     const answers: Record<string, HumanResolution | null> = {};
     const { inner, calls } = counting(answers);
     const verifier = new CachedPoUVerifier(inner, { ttlMs: 60_000 });

@@ -3,6 +3,11 @@ import type { HumanResolution, PoUVerifier } from "@humanpass/human-proof";
 export interface CachedVerifierOptions {
   /** How long a found human is reused; 0 turns caching off. */
   ttlMs: number;
+  /**
+   * How long "not paired" is reused (default 0, never): brief, so a new pairing is seen soon, yet long enough
+   * that proofs signed by fresh keys do not each cost a registry lookup.
+   */
+  negativeTtlMs?: number;
   maxEntries?: number;
   /**
    * How long a revoked attestation is kept out of the cache: the attestations API applies the revocation on its
@@ -16,7 +21,7 @@ type Entry = { resolution: HumanResolution; expiresAt: number };
 
 /**
  * Reuses `lookupHuman` answers for a while, so a paying agent is not looked up twice over HTTP per request.
- * Only found humans are cached (a new pairing works at once); entries go when their attestation is revoked
+ * Found humans are cached for `ttlMs`, "not paired" only for the brief `negativeTtlMs`; entries go when their attestation is revoked
  * (`chain.attestation_revoked`) and all at once on a reorg. Concurrent lookups of one DID share one request.
  */
 export class CachedPoUVerifier implements PoUVerifier {
@@ -25,6 +30,7 @@ export class CachedPoUVerifier implements PoUVerifier {
   private readonly entries = new Map<string, Entry>();
   private readonly inFlight = new Map<string, Promise<HumanResolution | null>>();
   private readonly revoked = new Map<string, number>();
+  private readonly unpaired = new Map<string, number>();
   private readonly now: () => number;
   private readonly maxEntries: number;
   private readonly revokedMemoryMs: number;
@@ -46,12 +52,18 @@ export class CachedPoUVerifier implements PoUVerifier {
     const entry = this.entries.get(did);
     if (entry && entry.expiresAt > this.now()) return entry.resolution;
     if (entry) this.entries.delete(did);
+    const unpairedUntil = this.unpaired.get(did);
+    if (unpairedUntil !== undefined) {
+      if (unpairedUntil > this.now()) return null;
+      this.unpaired.delete(did);
+    }
     const pending = this.inFlight.get(did);
     if (pending) return pending;
     const lookup = this.inner
       .lookupHuman(did, chainId)
       .then((resolution) => {
         if (resolution) this.remember(did, resolution);
+        else this.rememberUnpaired(did);
         return resolution;
       })
       .finally(() => this.inFlight.delete(did));
@@ -71,6 +83,17 @@ export class CachedPoUVerifier implements PoUVerifier {
 
   clear(): void {
     this.entries.clear();
+    this.unpaired.clear();
+  }
+
+  private rememberUnpaired(did: string): void {
+    const ttl = this.options.negativeTtlMs ?? 0;
+    if (ttl <= 0) return;
+    if (this.unpaired.size >= this.maxEntries) {
+      const oldest = this.unpaired.keys().next().value;
+      if (oldest !== undefined) this.unpaired.delete(oldest);
+    }
+    this.unpaired.set(did, this.now() + ttl);
   }
 
   private remember(did: string, resolution: HumanResolution): void {

@@ -29,6 +29,7 @@ import {
   type TierConfig,
 } from "../routes-file";
 import { registerPaymentEventHooks } from "./payment-event-hooks";
+import { refuseMalformedPayment } from "./payment-shape";
 import { humanIdOf, rememberHumanId } from "./request-humans";
 
 export interface PaymentServerOptions {
@@ -74,6 +75,8 @@ export function createPaymentServer(options: PaymentServerOptions): x402HTTPReso
     server.register(network, scheme);
   }
 
+  // Before the human-proof hook: a payment that cannot pay costs no registry lookup.
+  server.onBeforeVerify(refuseMalformedPayment);
   configureHumanProofServer(server, {
     verifier,
     storage: options.storage,
