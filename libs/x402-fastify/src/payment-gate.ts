@@ -78,7 +78,8 @@ export function fastifyRequestOf(transportContext: unknown): FastifyRequest | un
  * Puts x402 payments in front of a Fastify app: `onRequest` answers unpaid or invalid requests with 402 (or
  * the paywall page for browsers) and lets verified ones through; `onSend` settles before a byte of the
  * response leaves, replaces the response by the settlement failure when settlement fails, and cancels the
- * verified payment instead when the handler failed (status >= 400 or threw), so nothing is charged for it.
+ * verified payment instead when the handler failed (status >= 400 or threw) or the client disconnected before the
+ * response, so nothing is charged for it.
  * Install on the root instance before the routes.
  */
 export async function installPaymentGate(
@@ -124,8 +125,15 @@ export async function installPaymentGate(
     const payment = request.x402Payment;
     if (!payment || payment.finished) return payload;
     payment.finished = true;
+    // A client gone before the response leaves would pay for what it never gets: cancel instead of settling.
+    const gone = request.raw.destroyed || reply.raw.destroyed || request.raw.socket?.destroyed === true;
+    if (gone)
+      request.log.info(
+        { url: request.url },
+        "x402 client disconnected before the paid response; not settled",
+      );
     return requestStore.run(request, () =>
-      reply.statusCode >= 400
+      reply.statusCode >= 400 || gone
         ? cancel(httpServer, payment, reply, payload)
         : settle(httpServer, payment, reply, payload),
     );
@@ -143,7 +151,8 @@ async function cancel(
   const cancelSettlement = await cancellationDispatcher.cancel(
     threw
       ? { reason: "handler_threw", error: payment.handlerError, responseStatus: reply.statusCode }
-      : { reason: "handler_failed", responseStatus: reply.statusCode },
+      : // x402 has no reason for a vanished client; its response status says what the handler did.
+        { reason: "handler_failed", responseStatus: reply.statusCode },
   );
   reply.removeHeader(SETTLEMENT_OVERRIDES_HEADER);
   const failureHeaders = httpServer.createFailurePathSettlementHeaders(

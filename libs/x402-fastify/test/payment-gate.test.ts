@@ -28,6 +28,14 @@ let payTo: Address;
 const events: string[] = [];
 const handlerRuns = { paid: 0 };
 const logLines: string[] = [];
+function signal() {
+  let resolve = () => {};
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+let slowStarted = signal();
 
 function route(): RouteConfig {
   return {
@@ -89,6 +97,7 @@ beforeAll(async () => {
     "GET /fails": route(),
     "GET /throws": route(),
     "GET /drains": route(),
+    "GET /slow": route(),
   });
 
   const port = await freePort();
@@ -122,6 +131,11 @@ beforeAll(async () => {
     });
     await devnet.client.waitForTransactionReceipt({ hash });
     return { content: "must never reach the payer" };
+  });
+  app.get("/slow", async () => {
+    slowStarted.resolve();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    return { content: "too late" };
   });
   app.get("/free", async () => ({ content: "free" }));
   await app.listen({ port, host: "127.0.0.1" });
@@ -262,6 +276,30 @@ describe("paid requests", () => {
     expect(JSON.parse(body)).toEqual({ error: "settlement_failed", reason: settlement.errorReason });
     expect(await usdcBalance(payTo)).toBe(payToBefore);
     expect(events).toEqual(["settle_failed"]);
+  });
+
+  it("are not charged when the client disconnects before the response, and the payment is canceled", async () => {
+    const payer = devnet.accounts[5];
+    const before = await usdcBalance(payer.address);
+    slowStarted = signal();
+    const abort = new AbortController();
+    // The paid retry is sent, the handler starts, and the client hangs up while it works.
+    const hangingUp = (input: string | URL | Request, init?: RequestInit) => {
+      const request = new Request(input, init);
+      if (!request.headers.get("payment-signature")) return fetch(request);
+      void slowStarted.promise.then(() => abort.abort());
+      return fetch(request, { signal: abort.signal });
+    };
+    const client = new x402Client().setSpendControls({
+      allowedAssets: [{ network, asset: devnet.addresses.usdc }],
+    });
+    registerClientScheme(client, { signer: privateKeyToAccount(payer.privateKey) });
+
+    await expect(wrapFetchWithPayment(hangingUp, client)(`${baseUrl}/slow`)).rejects.toThrow();
+
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(events).toEqual(["canceled:handler_failed"]);
+    expect(await usdcBalance(payer.address)).toBe(before);
   });
 
   it("whose settlement fails are logged with the reason, never the authorization or its signature", async () => {
