@@ -12,6 +12,7 @@ import { buildApp } from "./app";
 import { CachedPoUVerifier } from "./attestations/cached-verifier";
 import { checkSettings, PaymentGatewayEnv, SCHEMA, SERVICE_NAME } from "./config";
 import { migrations } from "./db/migrations";
+import { InMemoryPaymentReservations, PostgresPaymentReservations } from "./db/payment-reservations";
 import { PostgresProofAdmissions } from "./db/proof-admissions";
 import { PostgresHumanUsageStorage } from "./db/usage-storage";
 import { listenForInvalidations, startCacheInvalidation } from "./events/cache-invalidation";
@@ -82,6 +83,9 @@ await runService({
       admissions,
       events,
       maxProofAgeSeconds: config.MAX_PROOF_AGE_SECONDS,
+      reservations: inMemory
+        ? new InMemoryPaymentReservations()
+        : new PostgresPaymentReservations(db, logger),
       paywallHtml: config.PAYWALL_HTML_FILE ? readFileSync(config.PAYWALL_HTML_FILE, "utf8") : undefined,
       readiness,
       corsOrigins: splitList(config.CORS_ORIGINS),

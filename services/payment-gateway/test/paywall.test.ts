@@ -6,6 +6,7 @@ import { createMockFacilitatorClient } from "@humanpass/x402-fastify";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../src/app";
+import { InMemoryPaymentReservations } from "../src/db/payment-reservations";
 import { parseRoutesFile } from "../src/routes-file";
 import { logger } from "./support/stack";
 
@@ -43,6 +44,7 @@ async function gateway(paywallHtml?: string): Promise<string> {
     // Never asked: an unpaid request stops at the 402.
     verifier: createPoUVerifier({ attestationsApiBaseUrl: "http://127.0.0.1:9/api/v1/attestations" }),
     admissions: sequentialAdmissions({ nonceStore: new InMemoryNonceStore() }),
+    reservations: new InMemoryPaymentReservations(),
     events: { emit: async () => {} },
     paywallHtml,
     rateLimit: false,

@@ -20,6 +20,7 @@ import {
 import type { Network } from "@x402/core/types";
 import { convertToTokenAmount } from "@x402/core/utils";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
+import type { PaymentReservations } from "../db/payment-reservations";
 import type { PaymentEvents } from "../events/payment-events";
 import {
   type AssetConfig,
@@ -31,6 +32,7 @@ import {
 import { registerPaymentEventHooks } from "./payment-event-hooks";
 import { refuseMalformedPayment } from "./payment-shape";
 import { humanIdOf, rememberHumanId } from "./request-humans";
+import { reserveAuthorization } from "./reserve-authorization";
 
 export interface PaymentServerOptions {
   routesFile: RoutesConfigFile;
@@ -46,6 +48,8 @@ export interface PaymentServerOptions {
   /** Issues and recognises human-proof challenge nonces; the same keys on every replica. Default: this process's. */
   challengeNonces?: ChallengeNonces;
   events: PaymentEvents;
+  /** Claims each verified EIP-3009 authorization before the handler runs. */
+  reservations: PaymentReservations;
   logger: Logger;
 }
 
@@ -87,6 +91,7 @@ export function createPaymentServer(options: PaymentServerOptions): x402HTTPReso
     onEvent: rememberVerifiedHuman,
   });
   registerPaymentEventHooks(server, events, humanIdOf);
+  server.onAfterVerify(reserveAuthorization(options.reservations, options.logger));
 
   return new x402HTTPResourceServer(
     server,

@@ -40,6 +40,7 @@ import type { Address, Hex } from "viem";
 import { buildApp } from "../../src/app";
 import { SCHEMA } from "../../src/config";
 import { migrations } from "../../src/db/migrations";
+import { PostgresPaymentReservations } from "../../src/db/payment-reservations";
 import { PostgresProofAdmissions } from "../../src/db/proof-admissions";
 import { PostgresHumanUsageStorage } from "../../src/db/usage-storage";
 import { outboxPaymentEvents } from "../../src/events/payment-events";
@@ -177,6 +178,7 @@ export async function startStack(label: string): Promise<Stack> {
         verifier: options.verifier ?? verifier(),
         storage: options.storage === null ? undefined : (options.storage ?? storage),
         admissions: new PostgresProofAdmissions(db, topology, logger),
+        reservations: new PostgresPaymentReservations(db, logger),
         events,
         rateLimit: false,
       });

@@ -1,8 +1,10 @@
 import type { Migration } from "@humanpass/db";
 import { outboxMigration } from "@humanpass/events";
 import { humanUsageMigration } from "./0002_human_usage";
+import { paymentReservationsMigration } from "./0003_payment_reservations";
 
 export const migrations: Record<string, Migration> = {
   "0001_outbox": outboxMigration,
   "0002_human_usage": humanUsageMigration,
+  "0003_payment_reservations": paymentReservationsMigration,
 };
