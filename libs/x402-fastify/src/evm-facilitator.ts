@@ -8,6 +8,21 @@ import { nonceManager, privateKeyToAccount } from "viem/accounts";
 import { createInProcessFacilitatorClient } from "./facilitators";
 import { inOrder } from "./in-order";
 
+const EIP3009_TRANSFERS = new Set(["transferWithAuthorization", "receiveWithAuthorization"]);
+
+const AUTHORIZATION_STATE_ABI = [
+  {
+    type: "function",
+    name: "authorizationState",
+    stateMutability: "view",
+    inputs: [
+      { name: "authorizer", type: "address" },
+      { name: "nonce", type: "bytes32" },
+    ],
+    outputs: [{ type: "bool" }],
+  },
+] as const;
+
 export interface EvmFacilitatorOptions {
   rpcUrl: string;
   chain: Chain;
@@ -25,27 +40,49 @@ export interface EvmFacilitatorOptions {
  * locally). Concurrent settlements share one account, so its nonces are handed out locally, not re-read, and
  * its transactions are signed and broadcast one at a time: a node takes an account's transactions only in
  * nonce order (Hardhat's automine refuses a nonce above the next one outright), and concurrent sends overtake
- * each other on the way. Receipts are still awaited concurrently. One account per process: two processes
+ * each other on the way. Receipts are still awaited concurrently. An EIP-3009 authorization already used on chain
+ * is refused before it joins the queue, and nothing in the queue is retried, so a replay holds no one up. One account per process: two processes
  * sending from one account would hand out the same nonces.
  */
 export function createEvmFacilitatorClient(
   options: EvmFacilitatorOptions,
 ): FacilitatorClient & { address: Hex } {
   const account = privateKeyToAccount(options.privateKey, { nonceManager });
+  const timeout = options.rpcTimeoutMs ?? 30_000;
   const client = createWalletClient({
     account,
     chain: options.chain,
-    transport: http(options.rpcUrl, { timeout: options.rpcTimeoutMs ?? 30_000 }),
+    transport: http(options.rpcUrl, { timeout }),
   }).extend(publicActions);
+  // Writes run in the one-at-a-time queue: a failing one must fail at once, not retry while others wait.
+  const writer = createWalletClient({
+    account,
+    chain: options.chain,
+    transport: http(options.rpcUrl, { timeout, retryCount: 0 }),
+  });
   const broadcast = inOrder();
+  // A replayed (or otherwise spent) EIP-3009 authorization is refused from its on-chain state, outside the queue.
+  const assertUnused = async (args: { address: Hex; functionName: string; args?: readonly unknown[] }) => {
+    if (!EIP3009_TRANSFERS.has(args.functionName) || !args.args) return;
+    const [from, , , , , nonce] = args.args as [Hex, unknown, unknown, unknown, unknown, Hex];
+    const used = await client.readContract({
+      address: args.address,
+      abi: AUTHORIZATION_STATE_ABI,
+      functionName: "authorizationState",
+      args: [from, nonce],
+    });
+    if (used) throw new Error("authorization_already_used: the EIP-3009 authorization was used on chain");
+  };
   const signer = toFacilitatorEvmSigner(
     {
       address: account.address,
       readContract: (args) => client.readContract(args as Parameters<typeof client.readContract>[0]),
       verifyTypedData: (args) => client.verifyTypedData(args as Parameters<typeof client.verifyTypedData>[0]),
-      writeContract: (args) =>
-        broadcast(() => client.writeContract(args as Parameters<typeof client.writeContract>[0])),
-      sendTransaction: (args) => broadcast(() => client.sendTransaction(args)),
+      writeContract: async (args) => {
+        await assertUnused(args as { address: Hex; functionName: string; args?: readonly unknown[] });
+        return broadcast(() => writer.writeContract(args as Parameters<typeof writer.writeContract>[0]));
+      },
+      sendTransaction: (args) => broadcast(() => writer.sendTransaction(args)),
       waitForTransactionReceipt: (args) => client.waitForTransactionReceipt({ ...args, pollingInterval: 50 }),
       getCode: (args) => client.getCode(args),
     },
