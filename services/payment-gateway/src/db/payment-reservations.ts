@@ -1,5 +1,6 @@
 import type { Kysely } from "@humanpass/db";
 import type { Logger } from "@humanpass/telemetry";
+import { throttledPurge } from "./expiry-purge";
 import type { Database } from "./types";
 
 export type Authorization = { network: string; asset: string; payer: string; nonce: string; expiresAt: Date };
@@ -15,13 +16,20 @@ export interface PaymentReservations {
  * authorization's `validBefore` (an authorization is used once on chain, settled or not), then purged.
  */
 export class PostgresPaymentReservations implements PaymentReservations {
-  private lastPurge = 0;
+  private readonly purgeExpired: () => void;
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly logger: Logger,
-    private readonly purgeIntervalMs = 60_000,
-  ) {}
+    logger: Logger,
+    purgeIntervalMs = 60_000,
+  ) {
+    this.purgeExpired = throttledPurge(
+      (now) => db.deleteFrom("payment_reservations").where("expires_at", "<", now).execute(),
+      "expired payment reservations",
+      logger,
+      purgeIntervalMs,
+    );
+  }
 
   async reserve({ network, asset, payer, nonce, expiresAt }: Authorization): Promise<boolean> {
     this.purgeExpired();
@@ -38,17 +46,6 @@ export class PostgresPaymentReservations implements PaymentReservations {
       .returning("nonce")
       .executeTakeFirst();
     return row !== undefined;
-  }
-
-  private purgeExpired(): void {
-    const now = Date.now();
-    if (now - this.lastPurge < this.purgeIntervalMs) return;
-    this.lastPurge = now;
-    this.db
-      .deleteFrom("payment_reservations")
-      .where("expires_at", "<", new Date(now))
-      .execute()
-      .catch((error) => this.logger.warn({ err: error }, "expired payment reservations could not be purged"));
   }
 }
 

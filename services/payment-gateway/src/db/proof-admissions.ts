@@ -9,6 +9,7 @@ import {
 } from "@humanpass/human-proof";
 import type { Logger } from "@humanpass/telemetry";
 import { checkedPaymentEvent, paymentEventOf } from "../events/payment-events";
+import { throttledPurge } from "./expiry-purge";
 import type { Database } from "./types";
 
 /**
@@ -19,14 +20,22 @@ import type { Database } from "./types";
  * CTEs cost Postgres as much as running them.
  */
 export class PostgresProofAdmissions implements ProofAdmissions {
-  private lastPurge = 0;
+  // A proof past its expiry is refused for age before its nonce is looked at, so its row can go.
+  private readonly purgeExpired: () => void;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly topology: Topology,
     private readonly logger: Logger,
-    private readonly purgeIntervalMs = 60_000,
-  ) {}
+    purgeIntervalMs = 60_000,
+  ) {
+    this.purgeExpired = throttledPurge(
+      (now) => db.deleteFrom("used_proof_nonces").where("expires_at", "<", now).execute(),
+      "expired proof nonces",
+      logger,
+      purgeIntervalMs,
+    );
+  }
 
   async admit(admission: ProofAdmission): Promise<AdmissionOutcome> {
     this.purgeExpired();
@@ -67,18 +76,5 @@ export class PostgresProofAdmissions implements ProofAdmissions {
       })
       .filter((event): event is OutboxEvent => event !== undefined);
     return outboxRows(this.topology, checked).map((row) => ({ ...row, on_refusal: onRefusal }));
-  }
-
-  // A proof past its expiry is refused for age before its nonce is looked at, so its row can go; off the
-  // request's path, as nothing waits for it.
-  private purgeExpired(): void {
-    const now = Date.now();
-    if (now - this.lastPurge < this.purgeIntervalMs) return;
-    this.lastPurge = now;
-    this.db
-      .deleteFrom("used_proof_nonces")
-      .where("expires_at", "<", new Date(now))
-      .execute()
-      .catch((error) => this.logger.warn({ err: error }, "expired proof nonces could not be purged"));
   }
 }
