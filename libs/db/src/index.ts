@@ -138,6 +138,42 @@ export async function dropDatabase(connectionString: string): Promise<void> {
   }
 }
 
+const UNREACHABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+// SQLSTATE classes and codes that say the server could not run the statement now, not that it is wrong:
+// connection exceptions (08), insufficient resources (53), operator intervention (57: shutdown, cannot connect now,
+// statement_timeout), serialization failure and deadlock (40001, 40P01), lock_timeout (55P03).
+const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-4]|57014|40001|40P01|55P03)/;
+// node-postgres reports a lost or never-made connection, and its own query_timeout, as plain Errors.
+const UNAVAILABLE_MESSAGE =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection closed/i;
+
+/**
+ * Whether an error says Postgres did not answer (refused, lost, timed out, shutting down, overloaded) rather than
+ * that the statement or its data were wrong: such a failure is worth retrying as is, and is never the caller's
+ * fault.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let e = error, depth = 0; e && typeof e === "object" && depth < 5; depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (typeof code === "string" && (UNREACHABLE_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code)))
+      return true;
+    if (typeof message === "string" && UNAVAILABLE_MESSAGE.test(message)) return true;
+    if (e instanceof AggregateError && e.errors.some(isDatabaseUnavailable)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 /** Resolves when a trivial query succeeds; used by readiness checks. */
 export async function pingDb(db: Kysely<any>): Promise<void> {
   await sql`select 1`.execute(db);

@@ -9,6 +9,7 @@ import {
 } from "@humanpass/db";
 import {
   connectNats,
+  ensureDeadLetterStream,
   ensureStreams,
   jetstreamManager,
   type NatsConnection,
@@ -97,9 +98,9 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
     if (applied.length > 0) logger.info({ migrations: applied }, "migrations applied");
     const nats = await connectNats(config.NATS_URL, logger, definition.name);
     const topology: Topology = { prefix: config.EVENTS_PREFIX };
-    await ensureStreams(await jetstreamManager(nats), topology, definition.streams, {
-      replicas: config.JETSTREAM_REPLICAS,
-    });
+    const jsm = await jetstreamManager(nats);
+    await ensureStreams(jsm, topology, definition.streams, { replicas: config.JETSTREAM_REPLICAS });
+    await ensureDeadLetterStream(jsm, topology, { replicas: config.JETSTREAM_REPLICAS });
     let relay: OutboxRelay | undefined;
     if (definition.publishes) {
       relay = startOutboxRelay({
