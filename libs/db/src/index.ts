@@ -14,10 +14,20 @@ export interface DbOptions {
   applicationName?: string;
   /** Session settings for every connection (e.g. `{ jit: "off" }`), sent with the startup message. */
   settings?: Record<string, string>;
+  /** Postgres cancels a statement running longer (`statement_timeout`); none when absent. */
+  statementTimeoutMs?: number;
+  /** The client gives up on a query with no answer by then, whatever the server does; none when absent. */
+  queryTimeoutMs?: number;
+  /** Where pool errors go (a connection lost while idle); they would otherwise go unseen. */
+  onError?: (error: Error) => void;
 }
 
 export function createPool(options: DbOptions): pg.Pool {
-  const settings = Object.entries(options.settings ?? {})
+  const sessionSettings = {
+    ...(options.statementTimeoutMs ? { statement_timeout: String(options.statementTimeoutMs) } : {}),
+    ...options.settings,
+  };
+  const settings = Object.entries(sessionSettings)
     .map(([key, value]) => ` -c ${key}=${value}`)
     .join("");
   const pool = new pg.Pool({
@@ -27,12 +37,17 @@ export function createPool(options: DbOptions): pg.Pool {
     options: `-c search_path=${quoteIdent(options.schema)},public${settings}`,
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
+    ...(options.queryTimeoutMs ? { query_timeout: options.queryTimeoutMs } : {}),
+    // A peer gone without a FIN (a dropped NAT entry, a dead host) is noticed instead of waited on forever.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   });
   // A connection lost while checked out or idle must not crash the process: the query in flight rejects, and
-  // the next one gets a fresh connection or the error.
-  pool.on("error", () => {});
+  // the next one gets a fresh connection or the error. It is reported, never dropped silently.
+  const report = options.onError ?? ((e: Error) => process.emitWarning(`postgres pool: ${e.message}`));
+  pool.on("error", report);
   pool.on("connect", (client) => {
-    client.on("error", () => {});
+    client.on("error", report);
     runPreparedStatementsNamed(client);
   });
   return pool;

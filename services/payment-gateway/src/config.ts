@@ -18,7 +18,6 @@ const PrivateKey = Type.String({
 export const PaymentGatewayEnv = Type.Object({
   NODE_ENV: Type.String({ default: "development", description: "development, test or production" }),
   PORT: Env.port(4021),
-  HOST: Type.String({ default: "0.0.0.0", description: "the address to listen on" }),
   EVM_ADDRESS: Address,
   FACILITATOR_URL: Type.Optional(
     Type.String({
@@ -57,7 +56,6 @@ export const PaymentGatewayEnv = Type.Object({
   }),
   MAX_PROOF_AGE_SECONDS: Type.Integer({ minimum: 1, default: 900, description: "an integer >= 1 (seconds)" }),
   PAYWALL_HTML_FILE: Type.Optional(Type.String({ description: "path of an HTML page for unpaid browsers" })),
-  TRUST_PROXY: Env.boolean(false),
   RATE_LIMIT_ENABLED: Env.boolean(true),
 });
 
