@@ -9,7 +9,7 @@ import { identityRoutes } from "./routes/identities";
 import { nullifierRoutes } from "./routes/nullifier";
 import { schemaRoutes } from "./routes/schemas";
 import { searchRoutes } from "./routes/search";
-import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "./routes/shapes";
+import { decimalPagingOnly, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "./routes/shapes";
 
 export const API_PREFIX = "/api/v1";
 
@@ -59,6 +59,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   await app.register(
     async (api) => {
       const scoped = api as unknown as HttpApp;
+      scoped.addHook("preValidation", decimalPagingOnly);
       await healthRoutes(scoped);
       await attestationRoutes(scoped, routeDeps);
       await identityRoutes(scoped, routeDeps);
