@@ -104,6 +104,12 @@ const Milliseconds = (defaultMs: number, what: string) =>
 export const CommonEnv = {
   DATABASE_URL: Env.url("postgres://postgres@127.0.0.1:5432/humanpass"),
   NATS_URL: Env.url("nats://127.0.0.1:4222"),
+  NATS_USER: Type.Optional(
+    Type.String({
+      description: "the service's NATS user (deploy/k8s/base/nats/users.conf); none: no authentication",
+    }),
+  ),
+  NATS_PASSWORD: Type.Optional(Type.String({ description: "that user's password" })),
   LOG_LEVEL: Env.logLevel(),
   EVENTS_PREFIX: Type.String({
     default: "",

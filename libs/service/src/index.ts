@@ -116,7 +116,10 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
       statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
       queryTimeoutMs: config.DB_QUERY_TIMEOUT_MS,
     });
-    const nats = await connectNats(config.NATS_URL, logger, definition.name);
+    const nats = await connectNats(config.NATS_URL, logger, definition.name, {
+      user: config.NATS_USER,
+      pass: config.NATS_PASSWORD,
+    });
     const topology: Topology = { prefix: config.EVENTS_PREFIX };
     const jsm = await jetstreamManager(nats);
     await ensureStreams(jsm, topology, definition.streams, { replicas: config.JETSTREAM_REPLICAS });

@@ -10,6 +10,14 @@ export interface TailOptions {
   servers: string;
 }
 
+/** NATS_USER and NATS_PASSWORD, for a server that requires them (the `operator` user of users.conf). */
+export function natsCredentials(env: Record<string, string | undefined> = process.env): {
+  user?: string;
+  pass?: string;
+} {
+  return env.NATS_USER ? { user: env.NATS_USER, pass: env.NATS_PASSWORD } : {};
+}
+
 export class UsageError extends Error {
   override name = "UsageError";
 }
@@ -28,7 +36,8 @@ Options:
   --json           one JSON object per line: { stream, seq, subject, event }
   --count <n>      exit after n events
   --prefix <p>     subject prefix of a test topology (default: $EVENTS_PREFIX or none)
-  --server <url>   NATS server(s), comma-separated (default: $NATS_URL or nats://127.0.0.1:4222)
+  --server <url>   NATS server(s), comma-separated (default: $NATS_URL or nats://127.0.0.1:4222);
+                   NATS_USER and NATS_PASSWORD when the server requires a user
   -h, --help       this text
 
 dead-letters lists the events a consumer could not apply (invalid, or refused by its handler too many times)

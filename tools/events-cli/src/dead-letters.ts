@@ -1,6 +1,6 @@
 import { listDeadLetters, replayDeadLetter, type StoredDeadLetter } from "@humanpass/events";
 import { connect } from "@nats-io/transport-node";
-import { parseConnectionArgs, UsageError } from "./args";
+import { natsCredentials, parseConnectionArgs, UsageError } from "./args";
 
 export interface DeadLettersOptions {
   replay: false | "all" | number[];
@@ -51,7 +51,11 @@ export async function deadLetters(
   options: DeadLettersOptions,
   io: { out: (line: string) => void; err: (line: string) => void },
 ): Promise<number> {
-  const nc = await connect({ servers: options.servers.split(","), name: "humanpass-events-dead-letters" });
+  const nc = await connect({
+    servers: options.servers.split(","),
+    name: "humanpass-events-dead-letters",
+    ...natsCredentials(),
+  });
   try {
     const topology = { prefix: options.prefix };
     const letters = await listDeadLetters(nc, topology, { consumer: options.consumer });
