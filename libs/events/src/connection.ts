@@ -28,7 +28,7 @@ export async function connectNats(
         logger.warn({ server: (status as { server?: string }).server }, "NATS disconnected");
       else if (status.type === "reconnect") logger.info("NATS reconnected");
     }
-  })().catch(() => {});
+  })().catch((e) => logger.error({ err: (e as Error).message }, "NATS status watch ended"));
   return nc;
 }
 
