@@ -23,6 +23,7 @@ import {
   deletePrefixedStreams,
   ensureStreams,
   jetstreamManager,
+  STREAMS,
   type StreamName,
   streamName,
   subjectOf,
@@ -193,7 +194,7 @@ const nats = await connectNats(natsUrl, logger);
 await ensureStreams(await jetstreamManager(nats), topology, ["CHAIN", "VERIFIER", "AGENT_AUTH"]);
 const js = jetstream(nats);
 const publish = async (stream: StreamName, type: string, data: unknown) => {
-  const event = createCloudEvent({ source: "bench", type, data });
+  const event = createCloudEvent({ source: STREAMS[stream].source, type, data });
   await js.publish(subjectOf(topology, stream, type), JSON.stringify(event), { msgID: event.id });
 };
 

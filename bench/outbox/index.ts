@@ -71,7 +71,7 @@ await Promise.all(
           topology,
           Array.from({ length: n }, (_, i) => ({
             stream: "AGENT_AUTH" as const,
-            source: "bench",
+            source: "agent-auth",
             type: "human_not_registered",
             data: { did: `did:bench:${i}`, resource: "https://bench.example/r" },
           })),

@@ -94,10 +94,22 @@ export function splitList(value: string): string[] {
     .filter((s) => s.length > 0);
 }
 
-/** Settings every service shares: where Postgres and NATS are, how to log, the event namespace. */
+const Milliseconds = (defaultMs: number, what: string) =>
+  Type.Integer({ minimum: 1, default: defaultMs, description: `an integer >= 1 (milliseconds): ${what}` });
+
+/**
+ * Settings every service shares: where Postgres and NATS are, how to log, the event namespace, how it listens and
+ * how long it waits.
+ */
 export const CommonEnv = {
   DATABASE_URL: Env.url("postgres://postgres@127.0.0.1:5432/humanpass"),
   NATS_URL: Env.url("nats://127.0.0.1:4222"),
+  NATS_USER: Type.Optional(
+    Type.String({
+      description: "the service's NATS user (deploy/k8s/base/nats/users.conf); none: no authentication",
+    }),
+  ),
+  NATS_PASSWORD: Type.Optional(Type.String({ description: "that user's password" })),
   LOG_LEVEL: Env.logLevel(),
   EVENTS_PREFIX: Type.String({
     default: "",
@@ -117,4 +129,24 @@ export const CommonEnv = {
     default: 60_000,
     description: "an integer >= 1 (milliseconds)",
   }),
+  HOST: Type.String({ default: "0.0.0.0", description: "the address to listen on" }),
+  TRUST_PROXY: Type.Boolean({
+    default: false,
+    description:
+      "true or false: true behind a load balancer or ingress, so clients are told apart by X-Forwarded-For",
+  }),
+  HTTP_REQUEST_TIMEOUT_MS: Milliseconds(
+    30_000,
+    "a request's headers and body must have arrived by then (else 408)",
+  ),
+  HTTP_CONNECTION_TIMEOUT_MS: Milliseconds(65_000, "an idle connection is closed after this"),
+  HTTP_HANDLER_TIMEOUT_MS: Milliseconds(60_000, "a response not ready by then is answered 503 `timeout`"),
+  DB_STATEMENT_TIMEOUT_MS: Milliseconds(
+    10_000,
+    "Postgres cancels a statement running longer (statement_timeout)",
+  ),
+  DB_QUERY_TIMEOUT_MS: Milliseconds(
+    15_000,
+    "the service gives up on a query Postgres has not answered by then (a stalled server or network)",
+  ),
 };

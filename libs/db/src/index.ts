@@ -14,10 +14,20 @@ export interface DbOptions {
   applicationName?: string;
   /** Session settings for every connection (e.g. `{ jit: "off" }`), sent with the startup message. */
   settings?: Record<string, string>;
+  /** Postgres cancels a statement running longer (`statement_timeout`); none when absent. */
+  statementTimeoutMs?: number;
+  /** The client gives up on a query with no answer by then, whatever the server does; none when absent. */
+  queryTimeoutMs?: number;
+  /** Where pool errors go (a connection lost while idle); they would otherwise go unseen. */
+  onError?: (error: Error) => void;
 }
 
 export function createPool(options: DbOptions): pg.Pool {
-  const settings = Object.entries(options.settings ?? {})
+  const sessionSettings = {
+    ...(options.statementTimeoutMs ? { statement_timeout: String(options.statementTimeoutMs) } : {}),
+    ...options.settings,
+  };
+  const settings = Object.entries(sessionSettings)
     .map(([key, value]) => ` -c ${key}=${value}`)
     .join("");
   const pool = new pg.Pool({
@@ -27,12 +37,17 @@ export function createPool(options: DbOptions): pg.Pool {
     options: `-c search_path=${quoteIdent(options.schema)},public${settings}`,
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
+    ...(options.queryTimeoutMs ? { query_timeout: options.queryTimeoutMs } : {}),
+    // A peer gone without a FIN (a dropped NAT entry, a dead host) is noticed instead of waited on forever.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   });
   // A connection lost while checked out or idle must not crash the process: the query in flight rejects, and
-  // the next one gets a fresh connection or the error.
-  pool.on("error", () => {});
+  // the next one gets a fresh connection or the error. It is reported, never dropped silently.
+  const report = options.onError ?? ((e: Error) => process.emitWarning(`postgres pool: ${e.message}`));
+  pool.on("error", report);
   pool.on("connect", (client) => {
-    client.on("error", () => {});
+    client.on("error", report);
     runPreparedStatementsNamed(client);
   });
   return pool;
@@ -136,6 +151,42 @@ export async function dropDatabase(connectionString: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+const UNREACHABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+// SQLSTATE classes and codes that say the server could not run the statement now, not that it is wrong:
+// connection exceptions (08), insufficient resources (53), operator intervention (57: shutdown, cannot connect now,
+// statement_timeout), serialization failure and deadlock (40001, 40P01), lock_timeout (55P03).
+const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-4]|57014|40001|40P01|55P03)/;
+// node-postgres reports a lost or never-made connection, and its own query_timeout, as plain Errors.
+const UNAVAILABLE_MESSAGE =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection closed/i;
+
+/**
+ * Whether an error says Postgres did not answer (refused, lost, timed out, shutting down, overloaded) rather than
+ * that the statement or its data were wrong: such a failure is worth retrying as is, and is never the caller's
+ * fault.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let e = error, depth = 0; e && typeof e === "object" && depth < 5; depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (typeof code === "string" && (UNREACHABLE_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code)))
+      return true;
+    if (typeof message === "string" && UNAVAILABLE_MESSAGE.test(message)) return true;
+    if (e instanceof AggregateError && e.errors.some(isDatabaseUnavailable)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /** Resolves when a trivial query succeeds; used by readiness checks. */

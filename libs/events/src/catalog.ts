@@ -130,12 +130,19 @@ export const PaymentFailed = Type.Object({
   humanId: Type.Optional(Decimal),
 });
 
-/** Which stream a producer's events go to; the subject is `<domain>.<type>`. */
+/**
+ * Which stream a producer's events go to; the subject is `<domain>.<type>`. `source` is the one service that
+ * publishes there (its CloudEvents `source`, its NATS user): consumers refuse an event from anyone else.
+ */
 export const STREAMS = {
-  VERIFIER: { domain: "verifier", description: "Proof of Uniqueness verifier" },
-  CHAIN: { domain: "chain", description: "chain-indexer: registry records as seen on chain" },
-  AGENT_AUTH: { domain: "agent_auth", description: "agent-auth claims" },
-  PAYMENTS: { domain: "payments", description: "payment-gateway" },
+  VERIFIER: { domain: "verifier", source: "verifier", description: "Proof of Uniqueness verifier" },
+  CHAIN: {
+    domain: "chain",
+    source: "chain-indexer",
+    description: "chain-indexer: registry records as seen on chain",
+  },
+  AGENT_AUTH: { domain: "agent_auth", source: "agent-auth", description: "agent-auth claims" },
+  PAYMENTS: { domain: "payments", source: "payment-gateway", description: "payment-gateway" },
 } as const;
 export type StreamName = keyof typeof STREAMS;
 

@@ -5,10 +5,16 @@ import type { Logger } from "pino";
  * Connects to NATS and keeps reconnecting forever: an outage delays events (the outbox holds them), it never
  * loses them or stops the process.
  */
-export async function connectNats(url: string, logger: Logger, name?: string): Promise<NatsConnection> {
+export async function connectNats(
+  url: string,
+  logger: Logger,
+  name?: string,
+  credentials?: { user?: string; pass?: string },
+): Promise<NatsConnection> {
   const nc = await connect({
     servers: url.split(","),
     name,
+    ...(credentials?.user ? { user: credentials.user, pass: credentials.pass } : {}),
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
     waitOnFirstConnect: true,
@@ -22,7 +28,7 @@ export async function connectNats(url: string, logger: Logger, name?: string): P
         logger.warn({ server: (status as { server?: string }).server }, "NATS disconnected");
       else if (status.type === "reconnect") logger.info("NATS reconnected");
     }
-  })().catch(() => {});
+  })().catch((e) => logger.error({ err: (e as Error).message }, "NATS status watch ended"));
   return nc;
 }
 

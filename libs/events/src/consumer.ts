@@ -1,15 +1,18 @@
+import { isDatabaseUnavailable } from "@humanpass/db";
 import { type ConsumerMessages, type JsMsg, jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { metrics } from "@opentelemetry/api";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { Logger } from "pino";
 import type { StreamName } from "./catalog";
+import { ensureDeadLetterStream, publishDeadLetter } from "./dead-letters";
 import { assertValidEvent, type CloudEvent } from "./envelope";
 import { ensureDurable, streamName, type Topology } from "./topology";
 import { contextFrom, inSpan, SpanKind } from "./tracing";
 
 export interface DeliveryInfo {
   subject: string;
-  /** 1 on first delivery; higher on redeliveries. */
+  /** 1 on the first try; one more after each failure of the handler. Database outages do not count. */
   attempt: number;
 }
 
@@ -34,19 +37,25 @@ interface ConsumerBaseOptions {
   /** One event type, or the whole stream. */
   type?: string;
   logger: Logger;
-  /** Deliveries before a message is terminated as poison. */
+  /** Failed attempts before a message goes to the dead-letter stream; database outages are not attempts. */
   maxAttempts?: number;
   batchSize?: number;
   ackWaitMs?: number;
   /** Delay before redelivery after a failed attempt `attempt` (1-based). */
   backoffMs?: (attempt: number) => number;
+  /** Delay before the `n`th (0-based) retry of a batch while the database does not answer. */
+  unavailableBackoffMs?: (n: number) => number;
 }
 
 export interface ConsumerStats {
   applied: number;
   duplicates: number;
+  /** Handler failures that will be retried. */
   retried: number;
-  terminated: number;
+  /** Messages sent to the dead-letter stream. */
+  deadLettered: number;
+  /** Waits for a database that did not answer. */
+  unavailable: number;
 }
 
 export interface RunningConsumer {
@@ -55,24 +64,39 @@ export interface RunningConsumer {
 }
 
 const defaultBackoff = (attempt: number) => Math.min(250 * 2 ** (attempt - 1), 30_000);
+const defaultUnavailableBackoff = (n: number) => Math.min(100 * 2 ** n, 5_000);
+
+const deadLettered = metrics
+  .getMeter("@humanpass/events")
+  .createCounter("humanpass.events.dead_lettered", { description: "events sent to the dead-letter stream" });
 
 /**
  * Applies events exactly once to the service's state: each event id is inserted into the inbox in the same
  * transaction as the handler's effects, and the message is acked only after that commit. Messages are applied
  * in batches (one transaction) and one by one when a batch fails, so a poison message cannot hold the others back.
+ *
+ * A database that does not answer (refused, lost, timed out) is not the message's fault: the batch waits with
+ * back-off and is tried again until the database answers, and the wait counts as no attempt. Only the handler's
+ * own failures, and messages that are not valid events, count; after `maxAttempts` (at once for an invalid
+ * message) the message goes to the dead-letter stream (`humanpass events dead-letters`), is logged at error level
+ * and counted.
  */
 export async function startConsumer(options: ConsumerOptions): Promise<RunningConsumer> {
   const { db, logger, durable } = options;
   const maxAttempts = options.maxAttempts ?? 5;
   const backoff = options.backoffMs ?? defaultBackoff;
+  const unavailableBackoff = options.unavailableBackoffMs ?? defaultUnavailableBackoff;
   const batchSize = options.batchSize ?? 200;
-  const stats: ConsumerStats = { applied: 0, duplicates: 0, retried: 0, terminated: 0 };
+  const ackWaitMs = options.ackWaitMs ?? 30_000;
+  const stats: ConsumerStats = { applied: 0, duplicates: 0, retried: 0, deadLettered: 0, unavailable: 0 };
 
-  await ensureDurable(await jetstream(options.nats).jetstreamManager(), options.topology, {
+  const jsm = await jetstream(options.nats).jetstreamManager();
+  await ensureDeadLetterStream(jsm, options.topology);
+  await ensureDurable(jsm, options.topology, {
     stream: options.stream,
     durable,
     type: options.type,
-    ackWaitMs: options.ackWaitMs,
+    ackWaitMs,
   });
   const consumer = await jetstream(options.nats).consumers.get(
     streamName(options.topology, options.stream),
@@ -82,29 +106,73 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
 
   type Parsed = { msg: JsMsg; event: CloudEvent };
 
-  function terminate(msg: JsMsg, reason: string, eventId?: string) {
-    stats.terminated++;
-    logger.error(
-      {
+  // Received and not yet acked, naked or terminated: kept from redelivery while they wait (a database outage can
+  // outlast ack_wait), by telling the server we are still working on them.
+  const inFlight = new Set<JsMsg>();
+  const heartbeat = setInterval(
+    () => {
+      for (const msg of inFlight) msg.working();
+    },
+    Math.max(500, Math.floor(ackWaitMs / 3)),
+  );
+  heartbeat.unref();
+  const settle = (msg: JsMsg, how: "ack" | "nak" | "term", arg?: number | string) => {
+    inFlight.delete(msg);
+    failures.delete(msg.seq);
+    if (how === "ack") msg.ack();
+    else if (how === "nak") msg.nak(arg as number | undefined);
+    else msg.term(arg as string);
+  };
+  // Handler failures per stream sequence. In memory: a restart starts the count again, never past maxAttempts.
+  const failures = new Map<number, number>();
+
+  let stopping = false;
+  const stopped = new AbortController();
+
+  async function deadLetter(msg: JsMsg, error: string, attempts: number, eventId?: string): Promise<void> {
+    const payload = msg.string();
+    let event: unknown;
+    try {
+      event = JSON.parse(payload);
+    } catch {
+      event = undefined;
+    }
+    const where = { consumer: durable, subject: msg.subject, seq: msg.seq, eventId, attempts };
+    try {
+      await publishDeadLetter(options.nats, options.topology, {
         consumer: durable,
+        stream: options.stream,
         subject: msg.subject,
-        seq: msg.seq,
-        eventId,
-        attempts: msg.info.deliveryCount,
-        reason,
-      },
-      "event terminated: it will not be delivered again",
-    );
-    msg.term(reason);
+        streamSeq: msg.seq,
+        attempts,
+        error,
+        deadLetteredAt: new Date().toISOString(),
+        payload,
+        ...(event === undefined ? {} : { event }),
+      });
+    } catch (e) {
+      logger.warn(
+        { ...where, err: (e as Error).message },
+        "could not store a dead letter; the event will be delivered again",
+      );
+      failures.set(msg.seq, attempts - 1);
+      inFlight.delete(msg);
+      msg.nak(backoff(attempts));
+      return;
+    }
+    stats.deadLettered++;
+    deadLettered.add(1, { consumer: durable });
+    logger.error({ ...where, err: error }, "event dead-lettered: it will not be applied unless replayed");
+    settle(msg, "term", error);
   }
 
-  function parse(msg: JsMsg): Parsed | undefined {
+  async function parse(msg: JsMsg): Promise<Parsed | undefined> {
     try {
       const event = msg.json<unknown>();
       assertValidEvent(options.stream, event);
       return { msg, event };
     } catch (e) {
-      terminate(msg, `invalid event: ${(e as Error).message}`);
+      await deadLetter(msg, `invalid event: ${(e as Error).message}`, 1);
       return undefined;
     }
   }
@@ -154,46 +222,67 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
               "messaging.message.id": event.id,
             },
           },
-          () => options.handler(event, trx, { subject: msg.subject, attempt: msg.info.deliveryCount }),
+          () =>
+            options.handler(event, trx, { subject: msg.subject, attempt: (failures.get(msg.seq) ?? 0) + 1 }),
         );
         applied++;
       }
     });
     stats.applied += applied;
     stats.duplicates += batch.length - applied;
-    for (const { msg } of batch) msg.ack();
+    for (const { msg } of batch) settle(msg, "ack");
   }
 
   async function processBatch(batch: Parsed[]): Promise<void> {
-    try {
-      await apply(batch);
-      return;
-    } catch (e) {
-      if (batch.length > 1) {
-        for (const one of batch) await processBatch([one]);
+    for (let waits = 0; ; waits++) {
+      try {
+        await apply(batch);
+        if (waits > 0) logger.info({ consumer: durable, waits }, "database answers again; events applied");
         return;
+      } catch (e) {
+        if (!isDatabaseUnavailable(e)) return handlerFailed(batch, e as Error);
+        if (stopping) {
+          for (const { msg } of batch) settle(msg, "nak");
+          return;
+        }
+        stats.unavailable++;
+        const delay = unavailableBackoff(waits);
+        logger.warn(
+          { consumer: durable, held: batch.length, retryInMs: delay, err: (e as Error).message },
+          "database unavailable: events held and retried, not counted as attempts",
+        );
+        await sleep(delay, stopped.signal);
       }
-      const [{ msg, event }] = batch;
-      const attempt = msg.info.deliveryCount;
-      if (attempt >= maxAttempts) {
-        terminate(msg, `handler failed ${attempt} times: ${(e as Error).message}`, event.id);
-        return;
-      }
-      stats.retried++;
-      const delay = backoff(attempt);
-      logger.warn(
-        {
-          consumer: durable,
-          subject: msg.subject,
-          eventId: event.id,
-          attempt,
-          retryInMs: delay,
-          err: (e as Error).message,
-        },
-        "event handler failed; will retry",
-      );
-      msg.nak(delay);
     }
+  }
+
+  async function handlerFailed(batch: Parsed[], error: Error): Promise<void> {
+    if (batch.length > 1) {
+      for (const one of batch) await processBatch([one]);
+      return;
+    }
+    const [{ msg, event }] = batch;
+    const attempt = (failures.get(msg.seq) ?? 0) + 1;
+    if (attempt >= maxAttempts) {
+      await deadLetter(msg, error.message, attempt, event.id);
+      return;
+    }
+    failures.set(msg.seq, attempt);
+    stats.retried++;
+    const delay = backoff(attempt);
+    logger.warn(
+      {
+        consumer: durable,
+        subject: msg.subject,
+        eventId: event.id,
+        attempt,
+        retryInMs: delay,
+        err: error.message,
+      },
+      "event handler failed; will retry",
+    );
+    inFlight.delete(msg);
+    msg.nak(delay);
   }
 
   let buffer: JsMsg[] = [];
@@ -203,20 +292,27 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
     scheduled = false;
     const taken = buffer;
     buffer = [];
-    chain = chain.then(async () => {
-      for (let i = 0; i < taken.length; i += batchSize) {
-        const parsed = taken
-          .slice(i, i + batchSize)
-          .map(parse)
-          .filter((p): p is Parsed => p !== undefined);
-        if (parsed.length > 0) await processBatch(parsed);
-      }
-    });
+    chain = chain
+      .then(async () => {
+        for (let i = 0; i < taken.length; i += batchSize) {
+          const parsed: Parsed[] = [];
+          for (const msg of taken.slice(i, i + batchSize)) {
+            const p = await parse(msg);
+            if (p) parsed.push(p);
+          }
+          if (parsed.length > 0) await processBatch(parsed);
+        }
+      })
+      .catch((e) => {
+        // Whatever this batch left unacknowledged is delivered again after ack_wait.
+        for (const msg of taken) inFlight.delete(msg);
+        logger.error({ consumer: durable, err: (e as Error).message }, "event consumer failed on a batch");
+      });
   };
 
-  let stopping = false;
   const pump = (async () => {
     for await (const msg of messages) {
+      inFlight.add(msg);
       buffer.push(msg);
       if (!scheduled) {
         scheduled = true;
@@ -232,12 +328,27 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
     stats,
     async stop() {
       stopping = true;
+      stopped.abort();
       await messages.close().catch(() => {});
       await pump;
       if (scheduled) flush();
       await chain;
+      clearInterval(heartbeat);
     },
   };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
 }
 
 function headersOf(msg: JsMsg): Record<string, string> | undefined {

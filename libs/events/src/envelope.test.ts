@@ -42,4 +42,11 @@ describe("CloudEvents envelope", () => {
     );
     expect(() => assertValidEvent("VERIFIER", { hello: 1 })).toThrow(InvalidEventError);
   });
+
+  it("refuses an event whose source is not its stream's owner", () => {
+    const forged = { ...verified("2026-11-22T00:00:00.000Z"), source: "payment-gateway" };
+    expect(() => assertValidEvent("VERIFIER", forged)).toThrow(
+      "event from payment-gateway on stream VERIFIER, whose events come from verifier",
+    );
+  });
 });

@@ -1,7 +1,7 @@
 import { FormatRegistry, type Static, type TSchema, Type } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { v7 as uuidv7 } from "uuid";
-import { eventSchema, type StreamName } from "./catalog";
+import { eventSchema, STREAMS, type StreamName } from "./catalog";
 
 export const CloudEventEnvelope = Type.Object({
   specversion: Type.Literal("1.0"),
@@ -57,19 +57,27 @@ function checker(schema: TSchema): TypeCheck<TSchema> {
   return check;
 }
 
-/** Checks the envelope and, when the catalog knows the type, the payload against the same schema producers use. */
+/**
+ * Checks the envelope, the payload against the same schema producers use, and that the event comes from the one
+ * service that publishes on its stream.
+ */
 export function assertValidEvent(stream: StreamName, event: unknown): asserts event is CloudEvent {
   const envelope = checker(CloudEventEnvelope);
   if (!envelope.Check(event)) {
     const first = envelope.Errors(event).First();
     throw new InvalidEventError(`not a CloudEvent: ${first?.path} ${first?.message}`);
   }
-  const { type, data } = event as CloudEvent;
+  const { type, data, source } = event as CloudEvent;
   const schema = eventSchema(stream, type);
   if (!schema) throw new InvalidEventError(`unknown event type ${type} on stream ${stream}`);
   const payload = checker(schema);
   if (!payload.Check(data)) {
     const first = payload.Errors(data).First();
     throw new InvalidEventError(`invalid ${type} data: ${first?.path} ${first?.message}`);
+  }
+  if (source !== STREAMS[stream].source) {
+    throw new InvalidEventError(
+      `event from ${source} on stream ${stream}, whose events come from ${STREAMS[stream].source}`,
+    );
   }
 }

@@ -4,6 +4,7 @@ export * from "./cache-invalidation";
 export * from "./catalog";
 export * from "./connection";
 export * from "./consumer";
+export * from "./dead-letters";
 export * from "./envelope";
 export * from "./outbox";
 export * from "./topology";

@@ -5,7 +5,7 @@ import { eventually, type TestDatabase, testNatsUrl } from "@humanpass/testing";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { enqueue, startConsumer, startOutboxRelay } from "../src";
+import { enqueue, listDeadLetters, startConsumer, startOutboxRelay } from "../src";
 import { appliedCounts, type EventsTestContext, logger, SCHEMA, setUpEventsTest, testEvent } from "./harness";
 
 let ctx: EventsTestContext;
@@ -88,7 +88,7 @@ describe("inbox consumer", () => {
     }
   });
 
-  it("terminates a poison message after the configured attempts without blocking the ones behind it", async () => {
+  it("dead-letters a poison message after the configured attempts without blocking the ones behind it", async () => {
     await db.deleteFrom("applied").execute();
     const poisonAttempts = new Set<number>();
     const consumer = await startConsumer({
@@ -116,7 +116,7 @@ describe("inbox consumer", () => {
         testEvent(5_000),
         ...Array.from({ length: 20 }, (_, i) => testEvent(5_001 + i)),
       ]);
-      await eventually(() => consumer.stats.terminated === 1, 20_000);
+      await eventually(() => consumer.stats.deadLettered === 1, 20_000);
       await eventually(async () => {
         const rows = await db.selectFrom("applied").select("n").where("n", ">", 5_000).execute();
         return rows.length >= 20;
@@ -125,13 +125,13 @@ describe("inbox consumer", () => {
       expect([...poisonAttempts].sort()).toEqual([1, 2, 3]);
       const poisonApplied = await db.selectFrom("applied").select("n").where("n", "=", 5_000).execute();
       expect(poisonApplied).toEqual([]);
-      expect(consumer.stats.terminated).toBe(1);
+      expect(consumer.stats.deadLettered).toBe(1);
     } finally {
       await consumer.stop();
     }
   });
 
-  it("terminates a message that is not a valid event", async () => {
+  it("dead-letters a message that is not a valid event at once, with its payload and the reason", async () => {
     const consumer = await startConsumer({
       db,
       nats: nc,
@@ -142,13 +142,22 @@ describe("inbox consumer", () => {
       handler: async () => {},
     });
     try {
-      const terminatedBefore = consumer.stats.terminated;
+      const deadBefore = consumer.stats.deadLettered;
       const { jetstream } = await import("@nats-io/jetstream");
       await jetstream(nc).publish(
         `${topology.prefix}.agent_auth.human_not_registered`,
         JSON.stringify({ hello: "world" }),
       );
-      await eventually(() => consumer.stats.terminated > terminatedBefore);
+      await eventually(() => consumer.stats.deadLettered > deadBefore);
+      const letters = await listDeadLetters(nc, topology, { consumer: "invalid" });
+      expect(letters).toEqual([
+        expect.objectContaining({
+          consumer: "invalid",
+          attempts: 1,
+          payload: JSON.stringify({ hello: "world" }),
+          error: expect.stringMatching(/^invalid event: not a CloudEvent/),
+        }),
+      ]);
     } finally {
       await consumer.stop();
     }

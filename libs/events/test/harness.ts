@@ -55,7 +55,7 @@ export async function appliedCounts(db: Kysely<any>): Promise<{ total: number; d
 export function testEvent(n: number) {
   return {
     stream: "AGENT_AUTH" as const,
-    source: "test",
+    source: "agent-auth",
     type: "human_not_registered",
     data: { did: `did:test:${n}`, resource: "https://example.test/r", n },
   };

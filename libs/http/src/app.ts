@@ -1,6 +1,7 @@
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import { isDatabaseUnavailable } from "@humanpass/db";
 import { trace } from "@opentelemetry/api";
 import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
@@ -8,18 +9,47 @@ import { corsHook } from "./cors";
 import { HttpError } from "./errors";
 import { type RateLimitOptions, rateLimitHook } from "./rate-limit";
 
-export interface HttpAppOptions {
+/** How long the server waits; every wait is bounded. */
+export interface HttpTimeouts {
+  /** A request's headers and body must have arrived by then; Node answers 408 and closes. */
+  requestMs: number;
+  /** A connection idle this long is closed. */
+  connectionMs: number;
+  /** A response not ready by then is answered 503 `timeout`. */
+  handlerMs: number;
+}
+
+export const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = {
+  requestMs: 30_000,
+  connectionMs: 65_000,
+  handlerMs: 60_000,
+};
+
+/** What a service's configuration says about its HTTP server (TRUST_PROXY, HTTP_*_TIMEOUT_MS). */
+export interface HttpServerSettings {
+  trustProxy?: boolean;
+  timeouts?: Partial<HttpTimeouts>;
+}
+
+export interface HttpAppOptions extends HttpServerSettings {
   logger: Logger;
   /** Named checks for /readyz; each resolves when its dependency answers. */
-  readiness?: Record<string, () => Promise<unknown>>;
+  readiness?: Record<string, ReadinessCheck>;
   /** Allowed origins; `["*"]` allows any. No CORS headers when empty. */
   corsOrigins?: string[];
   /** Requests per window per client; `false` turns limiting off. */
   rateLimit?: RateLimitOptions | false;
   openapi?: { title: string; version?: string; description?: string };
   bodyLimit?: number;
-  trustProxy?: boolean;
   readinessTimeoutMs?: number;
+}
+
+/** Resolves when a dependency answers; an `optional` one is reported by /readyz but never makes it fail. */
+export type ReadinessCheck = (() => Promise<unknown>) & { optional?: boolean };
+
+/** A dependency the service can serve requests without (e.g. NATS, whose events wait in the outbox). */
+export function optionalCheck(check: () => Promise<unknown>): ReadinessCheck {
+  return Object.assign(() => check(), { optional: true });
 }
 
 export type HttpApp = FastifyInstance<any, any, any, Logger, TypeBoxTypeProvider>;
@@ -33,6 +63,7 @@ const CODES: Record<number, string> = {
   406: "not_acceptable",
   409: "conflict",
   413: "payload_too_large",
+  408: "request_timeout",
   415: "unsupported_media_type",
   429: "rate_limited",
 };
@@ -42,10 +73,16 @@ const CODES: Record<number, string> = {
  * internals, rate limiting, CORS and OpenAPI. Routes are added by the service after this returns.
  */
 export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
+  const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...options.timeouts };
   const app = Fastify({
     loggerInstance: options.logger,
     bodyLimit: options.bodyLimit ?? 1_048_576,
     trustProxy: options.trustProxy ?? false,
+    requestTimeout: timeouts.requestMs,
+    connectionTimeout: timeouts.connectionMs,
+    handlerTimeout: timeouts.handlerMs,
+    // Node checks requestTimeout only this often (30 s by default): a slow sender would be held up to twice as long.
+    http: { connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(timeouts.requestMs / 4))) },
     // Path segments carry DIDs and search text; Fastify's default of 100 characters answers longer ones with 414.
     routerOptions: { maxParamLength: 1_000 },
     ajv: {
@@ -59,6 +96,19 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
       return;
     }
     const status = (error as FastifyError).statusCode ?? 500;
+    if ((error as FastifyError).code === "FST_ERR_HANDLER_TIMEOUT") {
+      request.log.warn({ url: request.url, timeoutMs: timeouts.handlerMs }, "response not ready in time");
+      reply.code(503).send({ error: "timeout", message: "The request took too long; retry later" });
+      return;
+    }
+    if (isDatabaseUnavailable(error)) {
+      request.log.error({ err: (error as Error).message, url: request.url }, "database unavailable");
+      reply
+        .code(503)
+        .header("retry-after", "5")
+        .send({ error: "database_unavailable", message: "The database is not answering; retry later" });
+      return;
+    }
     if ((error as FastifyError).validation) {
       reply.code(400).send({ error: "invalid_request", message: error.message });
       return;
@@ -101,22 +151,51 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     app.addHook("onRequest", rateLimitHook({ ...options.rateLimit, exempt }));
   }
 
+  // Node's requestTimeout stops counting once a request reaches the app, so a body sent byte by byte (or never
+  // finished) would hold the request until the connection idles out: the body reader is failed after requestMs.
+  app.addHook("onRequest", (request, reply, done) => {
+    const raw = request.raw;
+    if (raw.complete) return done();
+    const timer = setTimeout(() => {
+      if (raw.complete || raw.listenerCount("error") === 0) return;
+      request.log.warn(
+        { url: request.url, timeoutMs: timeouts.requestMs },
+        "request body not received in time",
+      );
+      reply.header("connection", "close");
+      raw.emit(
+        "error",
+        Object.assign(new Error("The request body did not arrive in time"), { statusCode: 408 }),
+      );
+    }, timeouts.requestMs);
+    const clear = () => clearTimeout(timer);
+    raw.once("end", clear);
+    raw.once("close", clear);
+    done();
+  });
+
   app.get("/healthz", { schema: { hide: true } }, async () => ({ status: "ok" }));
 
   const timeoutMs = options.readinessTimeoutMs ?? 2_000;
-  app.get("/readyz", { schema: { hide: true } }, async (_request, reply) => {
+  app.get("/readyz", { schema: { hide: true } }, async (request, reply) => {
     const checks: Record<string, string> = {};
+    let ready = true;
     await Promise.all(
       Object.entries(options.readiness ?? {}).map(async ([name, check]) => {
         try {
           await withTimeout(check(), timeoutMs);
           checks[name] = "ok";
         } catch (e) {
-          checks[name] = `unavailable: ${(e as Error).message}`;
+          // The reason is for operators (the log), not for whoever can reach /readyz.
+          checks[name] = "unavailable";
+          if (!check.optional) ready = false;
+          request.log.warn(
+            { dependency: name, err: (e as Error).message },
+            "readiness: dependency unavailable",
+          );
         }
       }),
     );
-    const ready = Object.values(checks).every((v) => v === "ok");
     reply.code(ready ? 200 : 503).send({ status: ready ? "ready" : "unavailable", checks });
   });
 

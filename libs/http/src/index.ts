@@ -1,4 +1,13 @@
 export { type Static, Type } from "@sinclair/typebox";
-export { createHttpApp, type HttpApp, type HttpAppOptions } from "./app";
+export {
+  createHttpApp,
+  DEFAULT_HTTP_TIMEOUTS,
+  type HttpApp,
+  type HttpAppOptions,
+  type HttpServerSettings,
+  type HttpTimeouts,
+  optionalCheck,
+  type ReadinessCheck,
+} from "./app";
 export { ErrorBody, HttpError } from "./errors";
 export { installGracefulShutdown } from "./shutdown";

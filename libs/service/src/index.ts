@@ -9,6 +9,7 @@ import {
 } from "@humanpass/db";
 import {
   connectNats,
+  ensureDeadLetterStream,
   ensureStreams,
   jetstreamManager,
   type NatsConnection,
@@ -19,7 +20,13 @@ import {
   startOutboxRelay,
   type Topology,
 } from "@humanpass/events";
-import { type HttpApp, installGracefulShutdown } from "@humanpass/http";
+import {
+  type HttpApp,
+  type HttpServerSettings,
+  installGracefulShutdown,
+  optionalCheck,
+  type ReadinessCheck,
+} from "@humanpass/http";
 import { createLogger, type Logger, startTelemetry } from "@humanpass/telemetry";
 import { type Static, type TObject, Type } from "@sinclair/typebox";
 
@@ -30,7 +37,9 @@ export interface ServiceRuntime<C> {
   nats: NatsConnection;
   topology: Topology;
   /** For the /readyz checks of the HTTP base. */
-  readiness: Record<string, () => Promise<unknown>>;
+  readiness: Record<string, ReadinessCheck>;
+  /** TRUST_PROXY and the HTTP timeouts, for the HTTP base. */
+  http: HttpServerSettings;
 }
 
 export interface ServiceDefinition<S extends TObject, C = Static<S>> {
@@ -84,22 +93,37 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
   const logger = createLogger({ name: definition.name, level: config.LOG_LEVEL, pretty: config.LOG_PRETTY });
   try {
     await ensureDatabase(config.DATABASE_URL);
-    const db = createDb<any>({
+    const dbOptions = {
       connectionString: config.DATABASE_URL,
       schema: definition.schema,
-      max: config.DB_POOL_MAX,
       applicationName: definition.name,
+      onError: (e: Error) => logger.warn({ err: e.message }, "postgres connection lost"),
+    };
+    // Migrations run without the request timeouts: building an index may take longer than any query should.
+    const migrationDb = createDb<any>({ ...dbOptions, max: 1 });
+    try {
+      const applied = await migrateToLatest(migrationDb, {
+        schema: definition.schema,
+        migrations: definition.migrations,
+      });
+      if (applied.length > 0) logger.info({ migrations: applied }, "migrations applied");
+    } finally {
+      await migrationDb.destroy();
+    }
+    const db = createDb<any>({
+      ...dbOptions,
+      max: config.DB_POOL_MAX,
+      statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+      queryTimeoutMs: config.DB_QUERY_TIMEOUT_MS,
     });
-    const applied = await migrateToLatest(db, {
-      schema: definition.schema,
-      migrations: definition.migrations,
+    const nats = await connectNats(config.NATS_URL, logger, definition.name, {
+      user: config.NATS_USER,
+      pass: config.NATS_PASSWORD,
     });
-    if (applied.length > 0) logger.info({ migrations: applied }, "migrations applied");
-    const nats = await connectNats(config.NATS_URL, logger, definition.name);
     const topology: Topology = { prefix: config.EVENTS_PREFIX };
-    await ensureStreams(await jetstreamManager(nats), topology, definition.streams, {
-      replicas: config.JETSTREAM_REPLICAS,
-    });
+    const jsm = await jetstreamManager(nats);
+    await ensureStreams(jsm, topology, definition.streams, { replicas: config.JETSTREAM_REPLICAS });
+    await ensureDeadLetterStream(jsm, topology, { replicas: config.JETSTREAM_REPLICAS });
     let relay: OutboxRelay | undefined;
     if (definition.publishes) {
       relay = startOutboxRelay({
@@ -109,9 +133,18 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
         connectionString: config.DATABASE_URL,
       });
     }
-    const readiness = { postgres: () => pingDb(db), nats: () => pingNats(nats) };
-    const started = await definition.start({ config, logger, db, nats, topology, readiness });
-    await started.app.listen({ port: started.port, host: started.host ?? "0.0.0.0" });
+    // Requests need Postgres; events wait in the outbox while NATS is away, so a NATS outage keeps pods in rotation.
+    const readiness = { postgres: () => pingDb(db), nats: optionalCheck(() => pingNats(nats)) };
+    const http: HttpServerSettings = {
+      trustProxy: config.TRUST_PROXY,
+      timeouts: {
+        requestMs: config.HTTP_REQUEST_TIMEOUT_MS,
+        connectionMs: config.HTTP_CONNECTION_TIMEOUT_MS,
+        handlerMs: config.HTTP_HANDLER_TIMEOUT_MS,
+      },
+    };
+    const started = await definition.start({ config, logger, db, nats, topology, readiness, http });
+    await started.app.listen({ port: started.port, host: started.host ?? config.HOST });
     installGracefulShutdown(logger, [
       ["http", () => started.app.close()],
       ...(started.consumers ?? []).map((c, i): [string, () => Promise<unknown>] => [

@@ -1,6 +1,6 @@
 import type { Kysely } from "@humanpass/db";
 import type { Topology } from "@humanpass/events";
-import { createHttpApp, type HttpApp } from "@humanpass/http";
+import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
 import type { Logger } from "@humanpass/telemetry";
 import type { HumanResolver } from "./attestations/human-resolver";
 import { createClaimRecorder } from "./claims/accept-claim";
@@ -24,6 +24,8 @@ export interface AppDeps {
   oneClaimPerHuman: boolean;
   clock?: Clock;
   readiness?: Record<string, () => Promise<unknown>>;
+  /** TRUST_PROXY and the HTTP timeouts. */
+  http?: HttpServerSettings;
   corsOrigins?: string[];
   rateLimit?: { max: number; timeWindowMs: number } | false;
 }
@@ -38,6 +40,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   });
 
   const app = await createHttpApp({
+    ...deps.http,
     logger,
     readiness: deps.readiness,
     corsOrigins: deps.corsOrigins,

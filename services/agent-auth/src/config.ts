@@ -5,7 +5,6 @@ import { Type } from "@sinclair/typebox";
 /** The service's own environment variables (the common ones come from `@humanpass/service`). */
 export const AgentAuthEnv = Type.Object({
   PORT: Env.port(8082),
-  HOST: Type.String({ default: "0.0.0.0", description: "an interface address" }),
   PUBLIC_URL: Env.url("http://localhost:8082"),
   RESOURCE_URL: Type.Optional(
     Type.String({

@@ -17,7 +17,7 @@ await runService({
   env: AgentAuthEnv,
   streams: ["AGENT_AUTH", "CHAIN"],
   publishes: true,
-  async start({ config, logger, db, nats, topology, readiness }) {
+  async start({ config, logger, db, nats, topology, readiness, http }) {
     const terms = publicTerms(config);
     const { resolver, cache } = createRegistry({
       attestationsApiUrl: config.ATTESTATIONS_API_URL,
@@ -37,6 +37,7 @@ await runService({
       resolver,
       oneClaimPerHuman: config.ONE_CLAIM_PER_HUMAN,
       readiness,
+      http,
       corsOrigins: splitList(config.CORS_ORIGINS),
       rateLimit: { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
     });

@@ -1,5 +1,5 @@
 import type { Kysely } from "@humanpass/db";
-import { createHttpApp, type HttpApp } from "@humanpass/http";
+import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
 import type { Logger } from "@humanpass/telemetry";
 import type { ReadPool } from "./db/prepared";
 import type { Database } from "./db/types";
@@ -9,7 +9,7 @@ import { identityRoutes } from "./routes/identities";
 import { nullifierRoutes } from "./routes/nullifier";
 import { schemaRoutes } from "./routes/schemas";
 import { searchRoutes } from "./routes/search";
-import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "./routes/shapes";
+import { decimalPagingOnly, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "./routes/shapes";
 
 export const API_PREFIX = "/api/v1";
 
@@ -23,7 +23,8 @@ export interface AppDeps {
   corsOrigins?: string[];
   /** Requests per window per client IP; `false` turns limiting off. */
   rateLimit: { max: number; timeWindowMs: number } | false;
-  trustProxy?: boolean;
+  /** TRUST_PROXY and the HTTP timeouts. */
+  http?: HttpServerSettings;
 }
 
 const DESCRIPTION = `Read-only API over the attestation and schema registries (spec 2), served from a read model that the
@@ -47,10 +48,10 @@ chain-indexer and verifier events fill. Choices the spec leaves open:
 /** The HTTP app over the read model; no side effects, so tests build it against their own database. */
 export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   const app = await createHttpApp({
+    ...deps.http,
     logger: deps.logger,
     readiness: deps.readiness,
     corsOrigins: deps.corsOrigins,
-    trustProxy: deps.trustProxy,
     rateLimit: deps.rateLimit ? { ...deps.rateLimit, exempt: [`${API_PREFIX}/healthCheck`] } : false,
     openapi: { title: "humanpass attestations API", version: "1.0.0", description: DESCRIPTION },
   });
@@ -58,6 +59,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   await app.register(
     async (api) => {
       const scoped = api as unknown as HttpApp;
+      scoped.addHook("preValidation", decimalPagingOnly);
       await healthRoutes(scoped);
       await attestationRoutes(scoped, routeDeps);
       await identityRoutes(scoped, routeDeps);

@@ -6,8 +6,6 @@ export const DEFAULT_READ_TIMEOUT_MS = 5_000;
 /** The service's own variables; DATABASE_URL, NATS_URL, CORS_ORIGINS, RATE_LIMIT_* come from the common set. */
 export const AttestationsApiEnv = Type.Object({
   PORT: Env.port(8081),
-  HOST: Type.String({ default: "0.0.0.0", description: "the address to listen on" }),
-  TRUST_PROXY: Env.boolean(false),
   RATE_LIMIT_ENABLED: Env.boolean(true),
   READ_TIMEOUT_MS: Type.Integer({
     minimum: 1,

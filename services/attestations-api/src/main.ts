@@ -13,7 +13,7 @@ await runService({
   env: AttestationsApiEnv,
   streams: ["CHAIN", "VERIFIER"],
   publishes: false,
-  async start({ config, logger, db, nats, topology, readiness }) {
+  async start({ config, logger, db, nats, topology, readiness, http }) {
     // Reads run as prepared statements, which kysely's driver cannot do: a second pool, for the routes only.
     const pool = createReadPool({
       connectionString: config.DATABASE_URL,
@@ -27,8 +27,8 @@ await runService({
       pool,
       logger,
       readiness,
+      http,
       corsOrigins: splitList(config.CORS_ORIGINS),
-      trustProxy: config.TRUST_PROXY,
       rateLimit: config.RATE_LIMIT_ENABLED
         ? { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS }
         : false,

@@ -36,7 +36,7 @@ try {
     logger,
     durables: { chain: config.CHAIN_DURABLE, verifier: config.VERIFIER_DURABLE },
   });
-  if (result.terminated > 0) code = 2;
+  if (result.deadLettered > 0) code = 2;
 } catch (e) {
   logger.error({ err: e }, "reindex failed");
   code = 1;

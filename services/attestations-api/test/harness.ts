@@ -14,6 +14,7 @@ import {
   jetstreamManager,
   type NatsConnection,
   type RunningConsumer,
+  STREAMS,
   type StreamName,
   subjectOf,
   type Topology,
@@ -90,7 +91,7 @@ export async function startHarness(
   const js = jetstream(nats);
 
   async function publishOnly<D>(stream: StreamName, type: string, data: D, options: { id?: string } = {}) {
-    const event = createCloudEvent({ source: "test", type, data, id: options.id });
+    const event = createCloudEvent({ source: STREAMS[stream].source, type, data, id: options.id });
     assertValidEvent(stream, event);
     await js.publish(subjectOf(topology, stream, type), JSON.stringify(event), { msgID: event.id });
     return event.id;

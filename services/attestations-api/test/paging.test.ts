@@ -67,3 +67,22 @@ describe("paging through nextPage while attestations keep arriving", () => {
     expect(seen.filter((id) => appended.includes(id)).length).toBeGreaterThan(0);
   });
 });
+
+describe("paging parameters", () => {
+  it("takes decimal digits only: hex, exponents, signs and spaces are refused with 400", async () => {
+    for (const written of ["0x10", "1e1", "+5", " 5", "0b11", "5.0"]) {
+      const { status, body } = await getJson(
+        h.app,
+        `/api/v1/attestations?schemaId=${schema.schemaId}&page_size=${encodeURIComponent(written)}`,
+      );
+      expect({ written, status, error: body.error }).toEqual({
+        written,
+        status: 400,
+        error: "invalid_request",
+      });
+    }
+    const decimal = await getJson(h.app, `/api/v1/attestations?schemaId=${schema.schemaId}&page_size=16`);
+    expect(decimal.status).toBe(200);
+    expect(decimal.body.pageSize).toBe(16);
+  });
+});

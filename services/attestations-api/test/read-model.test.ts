@@ -223,7 +223,7 @@ describe("reindex", () => {
       logger,
       pollMs: 50,
     });
-    expect(result.terminated).toBe(0);
+    expect(result.deadLettered).toBe(0);
     expect(await snapshot()).toEqual(before);
   });
 

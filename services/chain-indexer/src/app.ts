@@ -1,4 +1,4 @@
-import { createHttpApp, type HttpApp } from "@humanpass/http";
+import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
 import type { Logger } from "pino";
 import type { IndexerMetrics } from "./metrics";
 
@@ -7,11 +7,18 @@ export interface AppDeps {
   metrics: IndexerMetrics;
   /** /readyz checks (Postgres, NATS, the chain RPC). */
   readiness: Record<string, () => Promise<unknown>>;
+  /** TRUST_PROXY and the HTTP timeouts. */
+  http?: HttpServerSettings;
 }
 
 /** Health, readiness and Prometheus metrics; the indexer itself has no API. */
 export async function buildApp(deps: AppDeps): Promise<HttpApp> {
-  const app = await createHttpApp({ logger: deps.logger, readiness: deps.readiness, rateLimit: false });
+  const app = await createHttpApp({
+    ...deps.http,
+    logger: deps.logger,
+    readiness: deps.readiness,
+    rateLimit: false,
+  });
   app.get("/metrics", { schema: { hide: true } }, async (_request, reply) => {
     reply.header("content-type", deps.metrics.registry.contentType);
     return deps.metrics.registry.metrics();

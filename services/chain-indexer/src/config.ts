@@ -11,7 +11,6 @@ const AddressVar = (description: string) =>
 /** The service's own environment variables (the common ones come from `@humanpass/service`). */
 export const ChainIndexerEnv = Type.Object({
   PORT: Env.port(8083),
-  HOST: Type.String({ default: "0.0.0.0", description: "an interface address" }),
   RPC_URL: Env.url(),
   CHAIN_ID: Type.Integer({ minimum: 1, default: 45056, description: "the chain id the RPC must report" }),
   ATTESTATION_REGISTRY_ADDRESS: AddressVar("the AttestationRegistry"),

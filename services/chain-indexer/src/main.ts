@@ -15,7 +15,7 @@ await runService({
   env: ChainIndexerEnv,
   streams: ["CHAIN"],
   publishes: true,
-  async start({ config, logger, db, topology, readiness }) {
+  async start({ config, logger, db, topology, readiness, http }) {
     const settings = indexerSettings(config);
     const client = createChainClient(config.RPC_URL, { timeoutMs: config.RPC_TIMEOUT_MS });
     const metrics = createIndexerMetrics();
@@ -32,6 +32,7 @@ await runService({
       logger,
       metrics,
       readiness: { ...readiness, rpc: () => client.getBlockNumber({ cacheTime: 0 }) },
+      http,
     });
     indexer.start();
     logger.info(

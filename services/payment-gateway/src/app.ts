@@ -1,4 +1,4 @@
-import { createHttpApp, type HttpApp } from "@humanpass/http";
+import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
 import { paywallInstructions } from "@humanpass/human-proof";
 import { installPaymentGate } from "@humanpass/x402-fastify";
 import { catalogRoutes } from "./routes/catalog";
@@ -13,16 +13,17 @@ export interface AppDeps extends PaymentServerOptions {
   readiness?: Record<string, () => Promise<unknown>>;
   corsOrigins?: string[];
   rateLimit: { max: number; timeWindowMs: number } | false;
-  trustProxy?: boolean;
+  /** TRUST_PROXY and the HTTP timeouts. */
+  http?: HttpServerSettings;
 }
 
 /** The gateway: paid routes behind x402 with the human-proof tiers. No side effects beyond asking the facilitator what it supports. */
 export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   const app = await createHttpApp({
+    ...deps.http,
     logger: deps.logger,
     readiness: deps.readiness,
     corsOrigins: deps.corsOrigins,
-    trustProxy: deps.trustProxy,
     rateLimit: deps.rateLimit,
     openapi: {
       title: "humanpass payment gateway",

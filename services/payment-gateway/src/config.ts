@@ -18,7 +18,6 @@ const PrivateKey = Type.String({
 export const PaymentGatewayEnv = Type.Object({
   NODE_ENV: Type.String({ default: "development", description: "development, test or production" }),
   PORT: Env.port(4021),
-  HOST: Type.String({ default: "0.0.0.0", description: "the address to listen on" }),
   PUBLIC_URL: Env.url("http://localhost:4021"),
   HUMAN_PROOF_NONCE_KEYS: Type.Optional(
     Type.String({
@@ -74,7 +73,6 @@ export const PaymentGatewayEnv = Type.Object({
     description: "an integer >= 1 (seconds a human-proof challenge nonce is accepted after its issue)",
   }),
   PAYWALL_HTML_FILE: Type.Optional(Type.String({ description: "path of an HTML page for unpaid browsers" })),
-  TRUST_PROXY: Env.boolean(false),
   RATE_LIMIT_ENABLED: Env.boolean(true),
 });
 

@@ -28,7 +28,7 @@ await runService({
   env: PaymentGatewayEnv,
   streams: ["PAYMENTS", "CHAIN"],
   publishes: true,
-  async start({ config, logger, db, nats, topology, readiness }) {
+  async start({ config, logger, db, nats, topology, readiness, http }) {
     checkSettings(config);
     const routesFile = loadRoutesFile(config.ROUTES_FILE);
     const inMemory = config.USAGE_STORAGE === "memory";
@@ -88,8 +88,8 @@ await runService({
         : new PostgresPaymentReservations(db, logger),
       paywallHtml: config.PAYWALL_HTML_FILE ? readFileSync(config.PAYWALL_HTML_FILE, "utf8") : undefined,
       readiness,
+      http,
       corsOrigins: splitList(config.CORS_ORIGINS),
-      trustProxy: config.TRUST_PROXY,
       rateLimit: config.RATE_LIMIT_ENABLED
         ? { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS }
         : false,
@@ -97,7 +97,6 @@ await runService({
     return {
       app,
       port: config.PORT,
-      host: config.HOST,
       consumers,
       stop: [
         ["payment events", () => events.drain()],

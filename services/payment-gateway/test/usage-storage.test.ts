@@ -1,6 +1,12 @@
 import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
 import type { HumanProofEvent } from "@humanpass/human-proof";
-import { createTestDatabase, eventually, type TestDatabase, testTopology } from "@humanpass/testing";
+import {
+  createTestDatabase,
+  eventually,
+  TcpProxy,
+  type TestDatabase,
+  testTopology,
+} from "@humanpass/testing";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCHEMA } from "../src/config";
@@ -156,5 +162,29 @@ describe("PostgresProofAdmissions", () => {
         .execute();
       return rows.length === 0;
     });
+  });
+
+  it("logs at error level, and rethrows, when the nonce and usage cannot be stored", async () => {
+    const lines: Array<{ level: number; msg: string; databaseUnavailable?: boolean }> = [];
+    const capturing = pino({ level: "info" }, {
+      write: (line: string) => void lines.push(JSON.parse(line)),
+    } as unknown as pino.DestinationStream);
+    const proxy = await TcpProxy.forUrl(database.url).start();
+    const db = createDb<Database>({ connectionString: proxy.url(database.url), schema: SCHEMA, max: 1 });
+    try {
+      const store = new PostgresProofAdmissions(db, topology, capturing);
+      proxy.cut();
+      await expect(store.admit(admission("n-down", "h-down"))).rejects.toThrow();
+      expect(lines.filter((l) => l.msg.startsWith("human proof"))).toEqual([
+        expect.objectContaining({
+          level: 50,
+          msg: "human proof not admitted: its nonce and usage could not be stored",
+          databaseUnavailable: true,
+        }),
+      ]);
+    } finally {
+      await db.destroy();
+      await proxy.stop();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import type { Kysely } from "@humanpass/db";
 import type { Topology } from "@humanpass/events";
-import { createHttpApp, type HttpApp } from "@humanpass/http";
+import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
 import type { Logger } from "@humanpass/telemetry";
 import { type Clock, systemClock } from "./clock";
 import type { VerifierSettings } from "./config";
@@ -23,6 +23,8 @@ export interface VerifierAppOptions {
   verifier: TokenVerifier;
   clock?: Clock;
   readiness?: Record<string, () => Promise<unknown>>;
+  /** TRUST_PROXY and the HTTP timeouts. */
+  http?: HttpServerSettings;
   /** Allowed origins; `["*"]` only when any origin is explicitly wanted. */
   corsOrigins?: string[];
   rateLimit?: { max: number; timeWindowMs: number } | false;
@@ -34,6 +36,7 @@ export interface VerifierAppOptions {
 export async function buildVerifierApp(options: VerifierAppOptions): Promise<HttpApp> {
   const { db, topology } = options;
   const app = await createHttpApp({
+    ...options.http,
     logger: options.logger,
     readiness: options.readiness,
     corsOrigins: options.corsOrigins,

@@ -20,7 +20,7 @@ await runService({
   env: VerifierEnv,
   streams: ["VERIFIER"],
   publishes: true,
-  async start({ config, logger, db, topology, readiness }) {
+  async start({ config, logger, db, topology, readiness, http }) {
     const settings = verifierSettings(config);
     const verification = verificationSettings(config, bundledContextsDir);
     if (isLoopbackHost(settings.hostUrl)) {
@@ -57,6 +57,7 @@ await runService({
       settings,
       verifier: pool,
       readiness,
+      http,
       corsOrigins: splitList(config.CORS_ORIGINS),
       rateLimit: { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
     });

@@ -44,6 +44,36 @@ async function seed(sessionId: bigint, request = stable.request): Promise<void> 
   await insertSession(backend.db, sessionId, request, now, new Date(now.getTime() + TTL_MS));
 }
 
+/** A valid token with one part broken in turn: wrong types, nulls, missing fields, missing segments. */
+function variants(token: string): string[] {
+  const [h, p, z] = token.split(".");
+  const dec = (x: string) => JSON.parse(Buffer.from(x, "base64url").toString());
+  const enc = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+  const proof = dec(z);
+  return [
+    `${h}.${p}.${enc({})}`,
+    `${h}.${p}.${enc({ proof: {}, pub_signals: proof.pub_signals })}`,
+    `${h}.${p}.${enc({ proof: proof.proof })}`,
+    `${h}.${p}.${enc({ ...proof, pub_signals: [] })}`,
+    `${h}.${enc({})}.${z}`,
+    `${h}.${enc({ body: {} })}.${z}`,
+    `${enc({ ...dec(h), circuitId: "nope" })}.${p}.${z}`,
+    `${enc({ alg: dec(h).alg })}.${p}.${z}`,
+    `${h}.${p}`,
+    `${h}..${z}`,
+    `${enc(null)}.${p}.${z}`,
+    `${enc({ ...dec(h), crit: "x" })}.${p}.${z}`,
+    `${enc({ ...dec(h), crit: null })}.${p}.${z}`,
+    `${enc({ ...dec(h), typ: 5 })}.${p}.${z}`,
+    `${h}.${p}.${enc(null)}`,
+    `${h}.${p}.${enc({ proof: null, pub_signals: proof.pub_signals })}`,
+    `${h}.${p}.${enc({ proof: { ...proof.proof, pi_b: null }, pub_signals: proof.pub_signals })}`,
+    `${h}.${p}.${enc({ proof: proof.proof, pub_signals: null })}`,
+    `${h}.${p}.${enc({ proof: proof.proof, pub_signals: [null, null, null] })}`,
+    `${h}.${enc(null)}.${z}`,
+  ];
+}
+
 const callback = (sessionId: string, token: string) =>
   app.inject({
     method: "POST",
@@ -190,5 +220,28 @@ describe("POST /api/callback with the public V3 test vectors", () => {
     });
     expect(response.statusCode).toBe(500);
     expect(Object.keys(response.json())).toEqual(["error"]);
+  });
+
+  it("answers malformed tokens with spec 1's 500 and a fixed message, never the library's text", async () => {
+    const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+    const malformed = [
+      "a.b.c",
+      `${b64({})}.${b64({})}.${b64({})}`,
+      `${b64({ alg: "groth16", circuitId: "authV3" })}.${b64("x")}.${b64({ proof: null })}`,
+      `${b64({ alg: "groth16", circuitId: "authV3", crit: ["circuitId"], typ: "application/iden3-zkp-json" })}.${b64({})}.${b64({})}`,
+      b64([1, 2, 3]),
+      ...variants(stable.token),
+    ];
+    for (const [i, token] of malformed.entries()) {
+      const sessionId = 90n + BigInt(i);
+      await seed(sessionId);
+      const response = await callback(String(sessionId), token);
+      expect(response.statusCode, token).toBe(500);
+      const body = response.json();
+      expect(Object.keys(body), token).toEqual(["error"]);
+      expect(body.error, token).not.toMatch(
+        /Cannot read|undefined|null|is not a function|is not iterable|JSON|Unexpected/,
+      );
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseSince, parseTailArgs } from "./args";
+import { parseDeadLettersArgs } from "./dead-letters";
 
 const now = new Date("2026-11-22T12:00:00.000Z");
 
@@ -52,5 +53,26 @@ describe("parseTailArgs", () => {
     expect(() => parseTailArgs(["--since"], {})).toThrow("--since needs a value");
     expect(() => parseTailArgs(["--count", "0"], {})).toThrow('--count: "0" is not a positive integer');
     expect(() => parseTailArgs(["--prefix", "Bad-Prefix"], {})).toThrow(/--prefix/);
+  });
+});
+
+describe("parseDeadLettersArgs", () => {
+  it("lists by default and replays named sequences or --all", () => {
+    expect(parseDeadLettersArgs(["--consumer", "gw", "--json"], { EVENTS_PREFIX: "dev" })).toEqual({
+      replay: false,
+      consumer: "gw",
+      json: true,
+      prefix: "dev",
+      servers: "nats://127.0.0.1:4222",
+    });
+    expect(parseDeadLettersArgs(["replay", "3", "7"], {}).replay).toEqual([3, 7]);
+    expect(parseDeadLettersArgs(["replay", "--all"], {}).replay).toBe("all");
+  });
+
+  it("refuses a replay without a choice, or with both, and sequences outside replay", () => {
+    expect(() => parseDeadLettersArgs(["replay"], {})).toThrow(/sequence numbers to replay, or --all/);
+    expect(() => parseDeadLettersArgs(["replay", "3", "--all"], {})).toThrow(/or --all/);
+    expect(() => parseDeadLettersArgs(["3"], {})).toThrow('unexpected argument "3"');
+    expect(() => parseDeadLettersArgs(["--all"], {})).toThrow(/--all is for/);
   });
 });

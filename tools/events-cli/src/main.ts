@@ -1,4 +1,5 @@
 import { parseTailArgs, USAGE, UsageError } from "./args";
+import { deadLetters, parseDeadLettersArgs } from "./dead-letters";
 import { tail } from "./tail";
 
 /** `humanpass <group> <command> …`; returns the process exit code. */
@@ -14,11 +15,16 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return group === undefined ? 2 : 0;
   }
-  if (group !== "events" || command !== "tail") {
+  if (group !== "events" || (command !== "tail" && command !== "dead-letters")) {
     process.stderr.write(`unknown command: ${[group, command].filter(Boolean).join(" ")}\n\n${USAGE}`);
     return 2;
   }
+  const io = {
+    out: (line: string) => process.stdout.write(`${line}\n`),
+    err: (line: string) => process.stderr.write(`${line}\n`),
+  };
   try {
+    if (command === "dead-letters") return await deadLetters(parseDeadLettersArgs(rest), io);
     const options = parseTailArgs(rest);
     const stop = new AbortController();
     for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => stop.abort());
@@ -28,21 +34,13 @@ export async function main(argv: string[]): Promise<number> {
         if (e.code === "EPIPE") stop.abort();
       });
     }
-    return await tail(
-      options,
-      {
-        out: (line) => process.stdout.write(`${line}\n`),
-        err: (line) => process.stderr.write(`${line}\n`),
-        color: process.stdout.isTTY === true,
-      },
-      stop.signal,
-    );
+    return await tail(options, { ...io, color: process.stdout.isTTY === true }, stop.signal);
   } catch (e) {
     if (e instanceof UsageError) {
       process.stderr.write(`${e.message}\n\n${USAGE}`);
       return 2;
     }
-    process.stderr.write(`humanpass events tail: ${(e as Error).message}\n`);
+    process.stderr.write(`humanpass events ${command}: ${(e as Error).message}\n`);
     return 1;
   }
 }

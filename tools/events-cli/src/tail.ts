@@ -1,7 +1,7 @@
 import { STREAMS, type StreamName, streamName, streamSubjects } from "@humanpass/events";
 import { type ConsumerMessages, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import type { TailOptions } from "./args";
+import { natsCredentials, type TailOptions } from "./args";
 import { formatJson, formatPretty, type ReceivedEvent } from "./format";
 import { type ConsumerPlan, planConsumers, type StreamSubjects } from "./subjects";
 
@@ -33,7 +33,11 @@ async function humanpassStreams(nc: NatsConnection, prefix: string, io: TailIo):
  * when idle) and prints every event; resolves when `count` events were printed or `signal` aborts.
  */
 export async function tail(options: TailOptions, io: TailIo, signal?: AbortSignal): Promise<number> {
-  const nc = await connect({ servers: options.servers.split(","), name: "humanpass-events-tail" });
+  const nc = await connect({
+    servers: options.servers.split(","),
+    name: "humanpass-events-tail",
+    ...natsCredentials(),
+  });
   const iterators: ConsumerMessages[] = [];
   let printed = 0;
   let finish!: () => void;

@@ -92,6 +92,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       EVENTS_PREFIX: prefix,
       LOG_LEVEL: options.logLevel ?? "info",
       NODE_ENV: "development",
+      // Reachable from this machine only; make up takes HOST from its environment to open it up.
+      HOST: "127.0.0.1",
       ...(options.otlpEndpoint
         ? { OTEL_EXPORTER_OTLP_ENDPOINT: options.otlpEndpoint, OTEL_BSP_SCHEDULE_DELAY: "200" }
         : {}),

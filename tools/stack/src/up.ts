@@ -31,7 +31,13 @@ const stack = await startStack({
   devnetPort: Number(process.env.DEVNET_PORT ?? 8545),
   logLevel: process.env.LOG_LEVEL ?? "info",
   otlpEndpoint: process.env.OTEL_EXPORTER_OTLP_ENDPOINT,
-  env: Object.fromEntries(SERVICE_NAMES.map((n) => [n, { LOG_PRETTY: "true" }])),
+  // Loopback only, unless HOST says otherwise (e.g. HOST=0.0.0.0 to reach the stack from another device).
+  env: Object.fromEntries(
+    SERVICE_NAMES.map((n) => [
+      n,
+      { LOG_PRETTY: "true", ...(process.env.HOST ? { HOST: process.env.HOST } : {}) },
+    ]),
+  ),
   log: (service, line) => {
     const color = COLORS[SERVICE_NAMES.indexOf(service as never) % COLORS.length];
     out(`\x1b[${color}m${service.padEnd(width)} |\x1b[0m ${line}`);

@@ -17,7 +17,7 @@ export interface RebuildOptions {
 
 export interface RebuildResult {
   applied: number;
-  terminated: number;
+  deadLettered: number;
 }
 
 /**
@@ -62,7 +62,7 @@ export async function rebuildReadModel(options: RebuildOptions): Promise<Rebuild
   }
   const result = {
     applied: consumers.reduce((n, c) => n + c.stats.applied, 0),
-    terminated: consumers.reduce((n, c) => n + c.stats.terminated, 0),
+    deadLettered: consumers.reduce((n, c) => n + c.stats.deadLettered, 0),
   };
   logger.info(result, "read model rebuilt");
   return result;

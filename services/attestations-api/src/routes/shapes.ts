@@ -47,6 +47,20 @@ export function pageRequest(query: { page_number: number; page_size: number }): 
   return { number, size };
 }
 
+/**
+ * Ajv coerces a query string with JavaScript's Number(), which reads `0x10` as 16, `1e1` as 10 and ` 7` as 7: paging
+ * values are checked as written, decimal digits only, before validation coerces them.
+ */
+export async function decimalPagingOnly(request: { query: unknown }): Promise<void> {
+  const query = request.query as Record<string, unknown> | undefined;
+  for (const name of ["page_number", "page_size"]) {
+    const value = query?.[name];
+    if (value !== undefined && (typeof value !== "string" || !/^[0-9]+$/.test(value))) {
+      throw new HttpError(400, "invalid_request", `querystring/${name} must be written in decimal digits`);
+    }
+  }
+}
+
 export const PagingQuery = {
   page_number: Type.Integer({
     minimum: 1,

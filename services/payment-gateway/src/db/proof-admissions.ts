@@ -1,4 +1,4 @@
-import { type Kysely, prepared, sql } from "@humanpass/db";
+import { isDatabaseUnavailable, type Kysely, prepared, sql } from "@humanpass/db";
 import { type OutboxEvent, outboxRows, type Topology } from "@humanpass/events";
 import {
   type AdmissionOutcome,
@@ -38,6 +38,19 @@ export class PostgresProofAdmissions implements ProofAdmissions {
   }
 
   async admit(admission: ProofAdmission): Promise<AdmissionOutcome> {
+    try {
+      return await this.admitOnce(admission);
+    } catch (error) {
+      // The human-proof hook turns any failure into a refusal; the reason must reach the operators.
+      this.logger.error(
+        { err: (error as Error).message, databaseUnavailable: isDatabaseUnavailable(error) },
+        "human proof not admitted: its nonce and usage could not be stored",
+      );
+      throw error;
+    }
+  }
+
+  private async admitOnce(admission: ProofAdmission): Promise<AdmissionOutcome> {
     this.purgeExpired();
     const { nonce, nonceExpiresAt, use, resource } = admission;
     const rows = [

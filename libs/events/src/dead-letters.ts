@@ -1,0 +1,129 @@
+import {
+  DeliverPolicy,
+  type JetStreamManager,
+  jetstream,
+  jetstreamManager,
+  RetentionPolicy,
+  StorageType,
+} from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { StreamName } from "./catalog";
+import type { Topology } from "./topology";
+
+/**
+ * What a consumer could not apply and will not retry: the message as it arrived, why it failed and after how many
+ * attempts. One stream for all consumers; the subject names the consumer (`dead_letters.<durable>`).
+ */
+export interface DeadLetter {
+  consumer: string;
+  stream: StreamName;
+  /** The subject the event arrived on; a replay publishes it there again. */
+  subject: string;
+  /** Its sequence in the event stream. */
+  streamSeq: number;
+  attempts: number;
+  error: string;
+  deadLetteredAt: string;
+  /** The message body as received (UTF-8). */
+  payload: string;
+  /** The body parsed as JSON, when it is JSON. */
+  event?: unknown;
+}
+
+export interface StoredDeadLetter extends DeadLetter {
+  /** Its sequence in the dead-letter stream: what `replayDeadLetter` takes. */
+  seq: number;
+}
+
+export function deadLetterStreamName(topology: Topology): string {
+  return topology.prefix ? `${topology.prefix.toUpperCase()}_DEAD_LETTERS` : "DEAD_LETTERS";
+}
+
+export function deadLetterSubject(topology: Topology, consumer: string): string {
+  const base = `dead_letters.${consumer}`;
+  return topology.prefix ? `${topology.prefix}.${base}` : base;
+}
+
+/** Creates the dead-letter stream when missing; safe from every replica at every start. */
+export async function ensureDeadLetterStream(
+  jsm: JetStreamManager,
+  topology: Topology,
+  options: { replicas?: number } = {},
+): Promise<void> {
+  const name = deadLetterStreamName(topology);
+  try {
+    await jsm.streams.info(name);
+  } catch {
+    await jsm.streams
+      .add({
+        name,
+        subjects: [deadLetterSubject(topology, ">")],
+        description:
+          "events a consumer could not apply; `humanpass events dead-letters` lists and replays them",
+        retention: RetentionPolicy.Limits,
+        storage: StorageType.File,
+        num_replicas: options.replicas ?? 1,
+      })
+      .catch((e) => {
+        if (!String(e).includes("already in use")) throw e;
+      });
+  }
+}
+
+export async function publishDeadLetter(
+  nc: NatsConnection,
+  topology: Topology,
+  letter: DeadLetter,
+): Promise<void> {
+  await jetstream(nc).publish(deadLetterSubject(topology, letter.consumer), JSON.stringify(letter), {
+    expect: { streamName: deadLetterStreamName(topology) },
+  });
+}
+
+/** Every dead letter still stored, oldest first; only `consumer`'s when given. */
+export async function listDeadLetters(
+  nc: NatsConnection,
+  topology: Topology,
+  options: { consumer?: string } = {},
+): Promise<StoredDeadLetter[]> {
+  const jsm = await jetstreamManager(nc);
+  const stream = deadLetterStreamName(topology);
+  let info: Awaited<ReturnType<typeof jsm.streams.info>>;
+  try {
+    info = await jsm.streams.info(stream);
+  } catch {
+    return [];
+  }
+  if (info.state.messages === 0) return [];
+  // An ordered consumer: ephemeral, no acks, removed by the server once idle.
+  const consumer = await jetstream(nc).consumers.get(stream, {
+    deliver_policy: DeliverPolicy.All,
+    filter_subjects: deadLetterSubject(topology, options.consumer ?? ">"),
+  });
+  const out: StoredDeadLetter[] = [];
+  for (let pending = info.state.messages; pending > 0; ) {
+    const batch = await consumer.fetch({ max_messages: Math.min(pending, 500), expires: 1_000 });
+    let received = 0;
+    for await (const msg of batch) {
+      received++;
+      pending = msg.info.pending;
+      out.push({ ...msg.json<DeadLetter>(), seq: msg.seq });
+    }
+    if (received === 0) break;
+  }
+  return out;
+}
+
+/**
+ * Publishes a dead letter's message to its subject again, then removes the dead letter. Every consumer of that
+ * subject receives it; those that had applied it skip it through their inbox.
+ */
+export async function replayDeadLetter(
+  nc: NatsConnection,
+  topology: Topology,
+  letter: StoredDeadLetter,
+): Promise<void> {
+  await jetstream(nc).publish(letter.subject, letter.payload);
+  const jsm = await jetstreamManager(nc);
+  await jsm.streams.deleteMessage(deadLetterStreamName(topology), letter.seq, false);
+}

@@ -1,0 +1,98 @@
+import { execFile } from "node:child_process";
+import path from "node:path";
+import { promisify } from "node:util";
+import {
+  createCloudEvent,
+  ensureDeadLetterStream,
+  ensureStreams,
+  jetstreamManager,
+  listDeadLetters,
+  publishDeadLetter,
+  subjectOf,
+} from "@humanpass/events";
+import { connectTestNats, deleteTestStreams, REPO_ROOT, testNatsUrl, testTopology } from "@humanpass/testing";
+import { jetstream } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const BIN = path.join(REPO_ROOT, "tools/events-cli/bin/humanpass.mjs");
+const topology = testTopology();
+let nc: NatsConnection;
+
+async function humanpass(...args: string[]) {
+  return promisify(execFile)(
+    process.execPath,
+    [BIN, "events", "dead-letters", ...args, "--prefix", topology.prefix],
+    { env: { ...process.env, NATS_URL: testNatsUrl(), EVENTS_PREFIX: "" } },
+  );
+}
+
+async function deadLetter(consumer: string, n: number) {
+  const event = createCloudEvent({
+    source: "payment-gateway",
+    type: "max_use_exceeded",
+    data: { humanId: String(n), maxUse: 1, resource: "http://gw/r" },
+  });
+  const subject = subjectOf(topology, "PAYMENTS", "max_use_exceeded");
+  const payload = JSON.stringify(event);
+  const published = await jetstream(nc).publish(subject, payload);
+  await publishDeadLetter(nc, topology, {
+    consumer,
+    stream: "PAYMENTS",
+    subject,
+    streamSeq: published.seq,
+    attempts: 5,
+    error: `refused ${n}`,
+    deadLetteredAt: new Date().toISOString(),
+    payload,
+    event,
+  });
+  return event;
+}
+
+beforeAll(async () => {
+  nc = await connectTestNats();
+  const jsm = await jetstreamManager(nc);
+  await ensureStreams(jsm, topology, ["PAYMENTS"]);
+  await ensureDeadLetterStream(jsm, topology);
+});
+
+afterAll(async () => {
+  await deleteTestStreams(nc, topology);
+  await nc.close();
+});
+
+describe("humanpass events dead-letters", () => {
+  it("lists dead letters with their event, error and attempts, and replays them to their subject", async () => {
+    const first = await deadLetter("gateway_usage", 1);
+    const second = await deadLetter("other", 2);
+
+    const listed = await humanpass("--json");
+    const lines = listed.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines).toEqual([
+      expect.objectContaining({ consumer: "gateway_usage", attempts: 5, error: "refused 1", event: first }),
+      expect.objectContaining({ consumer: "other", attempts: 5, error: "refused 2", event: second }),
+    ]);
+    const pretty = await humanpass("--consumer", "other");
+    expect(pretty.stdout).toContain(second.id);
+    expect(pretty.stdout).toContain("refused 2");
+    expect(pretty.stdout).not.toContain(first.id);
+
+    const stream = `${topology.prefix.toUpperCase()}_PAYMENTS`;
+    const before = (await (await jetstreamManager(nc)).streams.info(stream)).state.last_seq;
+    const replayed = await humanpass("replay", String(lines[0].seq));
+    expect(replayed.stdout).toContain(`replayed #${lines[0].seq}`);
+    const again = await (await jetstreamManager(nc)).streams.getMessage(stream, { seq: before + 1 });
+    expect(again?.json()).toEqual(first);
+    expect((await listDeadLetters(nc, topology)).map((l) => l.consumer)).toEqual(["other"]);
+
+    await expect(humanpass("replay", "999999")).rejects.toMatchObject({
+      stderr: expect.stringContaining("no dead letter #999999"),
+    });
+    await humanpass("replay", "--all");
+    expect(await listDeadLetters(nc, topology)).toEqual([]);
+  });
+});
