@@ -42,6 +42,7 @@ describe("verifier configuration", () => {
       proofMaxAgeMs: 86_400_000,
       workers: undefined,
       workerNiceness: 10,
+      engine: "batch",
     });
   });
 

@@ -158,7 +158,7 @@ describe("token verification (real fullVerify, offline)", () => {
         library.verify(tokenWithOneByteChanged(stable.token), stable.request, stable.sessionId),
       ).rejects.toThrow();
     } finally {
-      await createTokenVerifier({ stateResolvers, documentLoader, engine: "fast" });
+      await createTokenVerifier({ stateResolvers, documentLoader, engine: "batch" });
     }
   });
 });

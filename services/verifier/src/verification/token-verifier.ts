@@ -3,9 +3,12 @@ import type {
   AuthorizationResponseMessage,
 } from "@iden3/js-iden3-auth/node_modules/@0xpolygonid/js-sdk";
 import type { DocumentLoader } from "./document-loader";
+import type { VerifierEngine } from "./engine";
+import { createGroth16Batcher } from "./groth16-batcher";
 import {
   MclGroth16Prover,
   MemoizedCircuitStorage,
+  singleGroth16Check,
   useLibraryForJwzAuth,
   useMclForJwzAuth,
 } from "./groth16-iden3";
@@ -38,11 +41,8 @@ export interface TokenVerifierOptions {
   documentLoader: DocumentLoader;
   /** How old a proof may be (`acceptedProofGenerationDelay`); the library default is 24 hours. */
   proofMaxAgeMs?: number;
-  /**
-   * `fast` (default): Groth16 on mcl-wasm and memoised Poseidon for the repeated query work.
-   * `library`: the libraries' own code paths, for comparison.
-   */
-  engine?: "fast" | "library";
+  /** Default `batch`; both mcl engines also memoise the repeated Poseidon work of a campaign's query. */
+  engine?: VerifierEngine;
 }
 
 export interface VerifiedNullifier {
@@ -94,18 +94,20 @@ export function selectNullifierProof(
 
 export async function createTokenVerifier(options: TokenVerifierOptions): Promise<TokenVerifier> {
   const storage = new MemoizedCircuitStorage(new jsSdk.FSCircuitStorage({ dirname: libraryCircuitsDir }));
-  const fast = (options.engine ?? "fast") === "fast";
+  const engine = options.engine ?? "batch";
+  const check = engine === "batch" ? createGroth16Batcher() : singleGroth16Check;
   // The JWZ proving-method registry is per thread: the latest verifier built decides for all in this thread.
-  if (fast) {
-    await useMclForJwzAuth();
-    memoizePoseidon();
-  } else {
+  if (engine === "library") {
     await useLibraryForJwzAuth();
+  } else {
+    await useMclForJwzAuth(check);
+    memoizePoseidon();
   }
   const suite = {
     documentLoader: options.documentLoader,
     circuitStorage: storage,
-    prover: fast ? new MclGroth16Prover(storage) : new jsSdk.NativeProver(storage as never),
+    prover:
+      engine === "library" ? new jsSdk.NativeProver(storage as never) : new MclGroth16Prover(storage, check),
     packageManager: new jsSdk.PackageManager(),
   };
   const verifier = await iden3Auth.auth.Verifier.newVerifier({
