@@ -8,6 +8,7 @@ import {
   verifyGroth16,
 } from "./groth16-mcl";
 import { type JsSdk, jsIden3Core, jsJwz, jsSdk } from "./iden3-modules";
+import { useNodeCryptoForJwzMessageHash } from "./jwz-message-hash";
 
 type ICircuitStorage = InstanceType<JsSdk["FSCircuitStorage"]>;
 type CircuitData = Awaited<ReturnType<ICircuitStorage["loadCircuitData"]>>;
@@ -127,10 +128,12 @@ const libraryAuthMethods = (): ProvingMethod[] => [
 
 /**
  * js-jwz keeps one registry of proving methods per module instance (here: per worker thread). Replacing the
- * auth methods routes JWZ envelope verification through mcl for every Verifier in this thread.
+ * auth methods routes JWZ envelope verification through mcl (and its message hash through node:crypto) for every
+ * Verifier in this thread.
  */
 export async function useMclForJwzAuth(check: Groth16Check): Promise<void> {
   await initGroth16();
+  useNodeCryptoForJwzMessageHash(true);
   for (const method of libraryAuthMethods()) {
     const fast = new MclAuthProvingMethod(method, check) as unknown as ProvingMethod;
     await jsJwz.proving.registerProvingMethod(method.methodAlg, () => fast);
@@ -139,6 +142,7 @@ export async function useMclForJwzAuth(check: Groth16Check): Promise<void> {
 
 /** Puts the library's own auth proving methods back (used to compare both paths in one process). */
 export async function useLibraryForJwzAuth(): Promise<void> {
+  useNodeCryptoForJwzMessageHash(false);
   for (const method of libraryAuthMethods()) {
     await jsJwz.proving.registerProvingMethod(method.methodAlg, () => method);
   }

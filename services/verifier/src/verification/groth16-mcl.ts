@@ -122,11 +122,15 @@ export function prepareVerificationKey(vk: Groth16VerificationKeyJson): Prepared
   };
 }
 
-function scalar(signal: unknown, index: number): mcl.Fr {
+const FIELD_ORDER_DIGITS = SCALAR_FIELD_ORDER.toString().length;
+
+/** The signal as a field element, or undefined for zero (most V3 signals are unused value slots). */
+function scalar(signal: unknown, index: number): mcl.Fr | undefined {
   if (typeof signal !== "string" || !/^[0-9]{1,80}$/.test(signal)) {
     throw new Error(`public signal ${index} is not a decimal field element`);
   }
-  if (BigInt(signal) >= SCALAR_FIELD_ORDER) {
+  if (/^0+$/.test(signal)) return undefined;
+  if (signal.length >= FIELD_ORDER_DIGITS && BigInt(signal) >= SCALAR_FIELD_ORDER) {
     throw new Error(`Input value is not in the field ${SCALAR_FIELD_ORDER}`);
   }
   const fr = new mcl.Fr();
@@ -146,15 +150,15 @@ export function parseGroth16Proof(
       `Invalid number of public signals, expected ${key.ic.length} but got ${Array.isArray(publicSignals) ? publicSignals.length : 0}`,
     );
   }
-  const scalars = publicSignals.map(scalar);
+  // Zero signals add nothing to vk_x: the MSM skips them.
+  const signals: Array<{ index: number; value: mcl.Fr }> = [];
+  publicSignals.forEach((signal, index) => {
+    const value = scalar(signal, index);
+    if (value) signals.push({ index, value });
+  });
   const a = parseG1(proof?.pi_a, "pi_a");
   const b = parseG2(proof?.pi_b, "pi_b");
   const c = parseG1(proof?.pi_c, "pi_c");
-  // Most V3 signals are zero (unused value slots): they add nothing to vk_x, so the MSM skips them.
-  const signals: Array<{ index: number; value: mcl.Fr }> = [];
-  scalars.forEach((value, index) => {
-    if (!value.isZero()) signals.push({ index, value });
-  });
   return { a, b, c, signals };
 }
 

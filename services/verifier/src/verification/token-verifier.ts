@@ -12,6 +12,7 @@ import {
   useLibraryForJwzAuth,
   useMclForJwzAuth,
 } from "./groth16-iden3";
+import type { BatchScalars } from "./groth16-mcl";
 import { iden3Auth, jsIden3Core, jsSdk, libraryCircuitsDir } from "./iden3-modules";
 import { memoizePoseidon } from "./poseidon-memo";
 
@@ -43,6 +44,8 @@ export interface TokenVerifierOptions {
   proofMaxAgeMs?: number;
   /** Default `batch`; both mcl engines also memoise the repeated Poseidon work of a campaign's query. */
   engine?: VerifierEngine;
+  /** The random multipliers of the `batch` engine's checks (default: 64 bits from the CSPRNG). */
+  batchScalars?: BatchScalars;
 }
 
 export interface VerifiedNullifier {
@@ -95,7 +98,8 @@ export function selectNullifierProof(
 export async function createTokenVerifier(options: TokenVerifierOptions): Promise<TokenVerifier> {
   const storage = new MemoizedCircuitStorage(new jsSdk.FSCircuitStorage({ dirname: libraryCircuitsDir }));
   const engine = options.engine ?? "batch";
-  const check = engine === "batch" ? createGroth16Batcher() : singleGroth16Check;
+  const check =
+    engine === "batch" ? createGroth16Batcher({ scalars: options.batchScalars }) : singleGroth16Check;
   // The JWZ proving-method registry is per thread: the latest verifier built decides for all in this thread.
   if (engine === "library") {
     await useLibraryForJwzAuth();
