@@ -46,6 +46,15 @@ describe("verifier configuration", () => {
     });
   });
 
+  it("chooses the verification engine: batch by default, single or library on request, nothing else", () => {
+    expect(verificationSettings(loadConfig(VerifierEnv, env), "/b").engine).toBe("batch");
+    for (const engine of ["single", "library"] as const) {
+      const config = loadConfig(VerifierEnv, { ...env, VERIFIER_ENGINE: engine });
+      expect(verificationSettings(config, "/b").engine).toBe(engine);
+    }
+    expect(() => loadConfig(VerifierEnv, { ...env, VERIFIER_ENGINE: "fast" })).toThrow(/VERIFIER_ENGINE/);
+  });
+
   it("names the variable that is missing or malformed", () => {
     expect(() => loadConfig(VerifierEnv, { ...env, HOST_URL: undefined })).toThrow(/HOST_URL/);
     expect(() => loadConfig(VerifierEnv, { ...env, NULLIFIER_SESSION_ID: "0" })).toThrow(ConfigError);
