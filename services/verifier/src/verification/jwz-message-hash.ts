@@ -3,8 +3,8 @@ import { SCALAR_FIELD_ORDER } from "./groth16-mcl";
 import { jsCrypto, jsIden3Core, jsJwz } from "./iden3-modules";
 
 type Token = InstanceType<typeof jsJwz.Token>;
-/** The parsed token's fields that js-jwz hashes; `raw` is private in its typings. */
-type TokenInternals = Token & { raw: { payload: Uint8Array } };
+/** The parsed token's field that js-jwz hashes with its headers; `raw` is private in its typings. */
+type TokenInternals = { raw: { payload: Uint8Array } };
 
 const libraryGetMessageHash = jsJwz.Token.prototype.getMessageHash;
 const hashed = new WeakMap<Token, { message: string; hash: Uint8Array }>();
@@ -16,7 +16,7 @@ const hashed = new WeakMap<Token, { message: string; hash: Uint8Array }>();
  */
 export async function jwzMessageHash(this: Token): Promise<Uint8Array> {
   const headers = Buffer.from(this.serializeHeaders(), "utf8").toString("base64url");
-  const payload = (this as TokenInternals).raw.payload;
+  const payload = (this as unknown as TokenInternals).raw.payload;
   const message = `${headers}.${Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString("base64url")}`;
   const known = hashed.get(this);
   if (known?.message === message) return known.hash.slice();
