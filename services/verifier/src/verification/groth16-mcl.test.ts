@@ -341,7 +341,7 @@ describe("batch Groth16 verification (one key, random scalars)", () => {
     (_name, change) => {
       it.each(tamperTargets.map((p) => [p.name, p] as const))("%s", async (_proofName, proof) => {
         const sizes: number[] = [];
-        const check = createGroth16Batcher({ scalars: observedScalars(sizes) });
+        const { check } = createGroth16Batcher({ scalars: observedScalars(sizes) });
         const key = preparedKey(proof.circuitId);
         const submit = (p: FixtureProof) => check(key, p.proof, p.pub_signals);
         const bad = tampered(proof, change);
@@ -365,7 +365,7 @@ describe("Groth16 batcher (the checks asked for before the thread is free again)
 
   it("checks a lone proof on its own, without random scalars", async () => {
     const sizes: number[] = [];
-    const check = createGroth16Batcher({ scalars: observedScalars(sizes) });
+    const { check } = createGroth16Batcher({ scalars: observedScalars(sizes) });
     const [auth] = proofs;
     expect(await check(preparedKey(auth.circuitId), auth.proof, auth.pub_signals)).toBe(true);
     expect(sizes).toEqual([]);
@@ -373,7 +373,7 @@ describe("Groth16 batcher (the checks asked for before the thread is free again)
 
   it("batches per verification key and caps a batch", async () => {
     const sizes: number[] = [];
-    const check = createGroth16Batcher({ maxBatch: 5, scalars: observedScalars(sizes) });
+    const { check } = createGroth16Batcher({ maxBatch: 5, scalars: observedScalars(sizes) });
     const stableProofs = proofs.filter((p) => p.name.startsWith("stable"));
     const submitted = stableProofs.flatMap((p) =>
       Array.from({ length: 7 }, () => check(preparedKey(p.circuitId), p.proof, p.pub_signals)),

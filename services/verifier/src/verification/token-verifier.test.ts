@@ -183,7 +183,7 @@ describe.each(VERIFIER_ENGINES)("token verification with engine %s (real fullVer
 });
 
 describe("batch engine", () => {
-  it("checks the auth proofs of the tokens in flight in one batch, refusing only the invalid ones", async () => {
+  it("checks the proofs of the tokens in flight in one batch per circuit, refusing only the invalid tokens", async () => {
     const sizes: number[] = [];
     const verifier = await createTokenVerifier({
       stateResolvers,
@@ -195,6 +195,9 @@ describe("batch engine", () => {
         return randomBatchScalars(count);
       },
     });
+    // Loads the verification keys, as every token after a worker's first finds them.
+    await verifier.verify(stable.token, stable.request, stable.sessionId);
+    sizes.length = 0;
     const invalid = tokensWithInvalidAuthProof().map(({ token }) => token);
     const tokens = [stable.token, stable.token, ...invalid, stable.token];
     const outcomes = await Promise.allSettled(
@@ -208,9 +211,10 @@ describe("batch engine", () => {
       "rejected",
       "fulfilled",
     ]);
-    // Six auth proofs of one circuit in one check; the three valid tokens' query proofs in later ones.
-    expect(sizes[0]).toBe(6);
-    expect(sizes).toContain(3);
+    // Every proof of the six tokens in the first flush, one batch per circuit: the query proofs were checked ahead
+    // and the library's later checks found their results. Then only the halves of the failed auth batch.
+    expect(sizes.slice(0, 3)).toEqual([6, 6, 6]);
+    expect(sizes.slice(3).every((size) => size >= 2 && size <= 3)).toBe(true);
   });
 
   it("gives the same outcome as the libraries' own Groth16 and Poseidon paths", async () => {

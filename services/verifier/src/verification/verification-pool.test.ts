@@ -94,7 +94,8 @@ describe("verification worker pool", () => {
       if (bad) expect(outcome.status, bad.kind).toBe("rejected");
       else
         expect(outcome.status === "fulfilled" && outcome.value).toMatchObject({
-          nullifier: stable.nullifier,
+          kind: "verified",
+          proof: { nullifier: stable.nullifier },
         });
     });
   });
