@@ -1,5 +1,6 @@
 import { randomFillSync } from "node:crypto";
 import * as mcl from "mcl-wasm";
+import { millerLoopVec } from "./mcl-miller-loop-vec";
 
 /** Groth16 proof as snarkjs and iden3 JWZ tokens serialise it (decimal strings, projective z last). */
 export interface Groth16Proof {
@@ -219,7 +220,7 @@ export const randomBatchScalars: BatchScalars = (count) => {
 /**
  * One randomized check of proofs of one key: with r_i random,
  * Π e(r_i·A_i, B_i) = e(alpha, beta)^(Σ r_i) · e(Σ r_i·vk_x_i, gamma) · e(Σ r_i·C_i, delta).
- * One Miller loop per proof, the gamma and delta loops precomputed, one final exponentiation for all. True means
+ * One Miller loop per proof (in one multi-Miller loop), the gamma and delta loops precomputed, one final exponentiation for all. True means
  * every proof verifies except with probability 2^-64; false means at least one does not.
  */
 export function verifyGroth16Batch(
@@ -251,11 +252,12 @@ export function verifyGroth16Batch(
     proofs.map((p) => p.c),
     r,
   );
-  let miller = mcl.precomputedMillerLoop2(mcl.neg(vkXSum), key.gamma, mcl.neg(cSum), key.delta);
-  proofs.forEach((proof, i) => {
-    miller = mcl.mul(miller, mcl.millerLoop(mcl.mul(proof.a, r[i]), proof.b));
-  });
-  return mcl.finalExp(miller).isEqual(mcl.pow(key.alphaBeta, rSum));
+  const millerFixed = mcl.precomputedMillerLoop2(mcl.neg(vkXSum), key.gamma, mcl.neg(cSum), key.delta);
+  const millerProofs = millerLoopVec(
+    proofs.map((proof, i) => mcl.mul(proof.a, r[i])),
+    proofs.map((proof) => proof.b),
+  );
+  return mcl.finalExp(mcl.mul(millerFixed, millerProofs)).isEqual(mcl.pow(key.alphaBeta, rSum));
 }
 
 /**
