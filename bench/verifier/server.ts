@@ -4,6 +4,7 @@ import { createDb } from "@humanpass/db";
 import { createLogger } from "@humanpass/telemetry";
 import { buildVerifierApp } from "../../services/verifier/src/app";
 import { SCHEMA, type VerifierDatabase } from "../../services/verifier/src/db/schema";
+import type { VerifierEngine } from "../../services/verifier/src/verification/engine";
 import { createVerificationPool } from "../../services/verifier/src/verification/verification-pool";
 import {
   ANY_PROOF_AGE_MS,
@@ -24,7 +25,7 @@ const pool = createVerificationPool({
   stateResolvers: latestStateResolvers(stable.network),
   localContextDirs: [FIXTURE_CONTEXTS_DIR],
   proofMaxAgeMs: ANY_PROOF_AGE_MS,
-  engine: process.env.VERIFIER_ENGINE === "library" ? "library" : "fast",
+  engine: (process.env.VERIFIER_ENGINE as VerifierEngine | undefined) ?? "batch",
   niceness: process.env.VERIFIER_WORKER_NICENESS ? Number(process.env.VERIFIER_WORKER_NICENESS) : undefined,
 });
 await pool.ready();

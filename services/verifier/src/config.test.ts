@@ -42,7 +42,17 @@ describe("verifier configuration", () => {
       proofMaxAgeMs: 86_400_000,
       workers: undefined,
       workerNiceness: 10,
+      engine: "batch",
     });
+  });
+
+  it("chooses the verification engine: batch by default, single or library on request, nothing else", () => {
+    expect(verificationSettings(loadConfig(VerifierEnv, env), "/b").engine).toBe("batch");
+    for (const engine of ["single", "library"] as const) {
+      const config = loadConfig(VerifierEnv, { ...env, VERIFIER_ENGINE: engine });
+      expect(verificationSettings(config, "/b").engine).toBe(engine);
+    }
+    expect(() => loadConfig(VerifierEnv, { ...env, VERIFIER_ENGINE: "fast" })).toThrow(/VERIFIER_ENGINE/);
   });
 
   it("names the variable that is missing or malformed", () => {

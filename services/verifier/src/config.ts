@@ -1,5 +1,6 @@
 import { Env, splitList } from "@humanpass/config";
 import { type Static, Type } from "@sinclair/typebox";
+import { VERIFIER_ENGINES, type VerifierEngine } from "./verification/engine";
 
 const PositiveDecimal = (description: string) => Type.String({ pattern: "^[1-9][0-9]{0,76}$", description });
 const Address = Type.String({
@@ -47,6 +48,14 @@ export const VerifierEnv = Type.Object({
     default: 10,
     description: "0-19: nice value of the verification threads, so the event loop stays ahead of them",
   }),
+  VERIFIER_ENGINE: Type.Union(
+    VERIFIER_ENGINES.map((engine) => Type.Literal(engine)),
+    {
+      default: "batch",
+      description:
+        "batch, single or library: how proofs are checked (batch: the proofs of one circuit from the callbacks in flight in one randomized check; single: one by one; library: the iden3 libraries' own, ~25x slower)",
+    },
+  ),
   WALLET_URL: Env.url("https://wallet.billions.network"),
 });
 
@@ -77,6 +86,7 @@ export interface VerificationSettings {
   proofMaxAgeMs: number;
   workers?: number;
   workerNiceness: number;
+  engine: VerifierEngine;
 }
 
 export class VerifierConfigError extends Error {}
@@ -123,6 +133,7 @@ export function verificationSettings(
     proofMaxAgeMs: env.PROOF_MAX_AGE_SECONDS * 1000,
     workers: env.VERIFIER_WORKERS === 0 ? undefined : env.VERIFIER_WORKERS,
     workerNiceness: env.VERIFIER_WORKER_NICENESS,
+    engine: env.VERIFIER_ENGINE,
   };
 }
 

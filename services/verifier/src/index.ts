@@ -1,4 +1,4 @@
-// What other packages may use: the app factory (tests, tools) and the verification core (fast Groth16 on
+// What other packages may use: the app factory (tests, tools) and the verification core (batched Groth16 on
 // mcl-wasm plugged into @iden3/js-iden3-auth, JSON-LD loader, worker pool).
 export { buildVerifierApp, type VerifierAppOptions } from "./app";
 export { buildAuthorizationRequest, universalLink } from "./authorization-request";
@@ -11,13 +11,22 @@ export {
   type DocumentLoader,
   type RemoteDocumentFetcher,
 } from "./verification/document-loader";
+export { VERIFIER_ENGINES, type VerifierEngine } from "./verification/engine";
+export { createGroth16Batcher, type Groth16Check } from "./verification/groth16-batcher";
 export {
   MclGroth16Prover,
   MemoizedCircuitStorage,
+  singleGroth16Check,
   useLibraryForJwzAuth,
   useMclForJwzAuth,
 } from "./verification/groth16-iden3";
-export { initGroth16, prepareVerificationKey, verifyGroth16 } from "./verification/groth16-mcl";
+export {
+  initGroth16,
+  prepareVerificationKey,
+  verifyGroth16,
+  verifyGroth16Batch,
+  verifyGroth16Each,
+} from "./verification/groth16-mcl";
 export { memoizePoseidon } from "./verification/poseidon-memo";
 export {
   ACCEPTED_STATE_TRANSITION_DELAY_MS,

@@ -41,6 +41,7 @@ await runService({
       localContextDirs: verification.contextsDirs,
       proofMaxAgeMs: verification.proofMaxAgeMs,
       niceness: verification.workerNiceness,
+      engine: verification.engine,
       onWorkerError: (error) => logger.error({ err: error.message }, "verification worker failed"),
     });
     await pool.ready();

@@ -10,9 +10,11 @@ import {
   FIXTURE_CONTEXTS_DIR,
   latestStateResolvers,
   stable,
+  tokensWithInvalidAuthProof,
   tokenWithOneByteChanged,
 } from "./support/fixtures";
 import { type Backend, startApp, startBackend, testClock, verifierEvents } from "./support/harness";
+import { testEngine } from "./support/settings";
 
 const TTL_MS = 15 * 60_000;
 let backend: Backend;
@@ -28,6 +30,7 @@ beforeAll(async () => {
     stateResolvers: latestStateResolvers(stable.network, beta1.network),
     localContextDirs: [FIXTURE_CONTEXTS_DIR],
     proofMaxAgeMs: ANY_PROOF_AGE_MS,
+    engine: testEngine,
   });
   await pool.ready();
   app = await startApp(backend, { verifier: pool, clock: time.clock });
@@ -139,6 +142,22 @@ describe("POST /api/callback with the public V3 test vectors", () => {
     expect(await backend.db.selectFrom("nullifiers").select("nullifier").execute()).toHaveLength(1);
   });
 
+  it("answers the verification error only to the callbacks with an invalid proof among concurrent ones", async () => {
+    const invalid = tokensWithInvalidAuthProof();
+    const tokens = [...invalid.flatMap(({ token }) => [stable.token, token]), stable.token];
+    const responses = await Promise.all(tokens.map((token) => callback("3", token)));
+    responses.forEach((response, i) => {
+      const bad = invalid.find(({ token }) => token === tokens[i]);
+      if (bad) {
+        expect(response.statusCode, bad.kind).toBe(500);
+        expect(Object.keys(response.json())).toEqual(["error"]);
+      } else {
+        // Verified; the person's nullifier is already recorded (step 6).
+        expect(response.json()).toEqual({ message: "This person has already verified." });
+      }
+    });
+  });
+
   it("accepts another member of the V3 family (beta.1) for another person", async () => {
     await seed(beta1.sessionId, beta1.request);
     const response = await callback("2", beta1.token);
@@ -158,8 +177,12 @@ describe("POST /api/callback with the public V3 test vectors", () => {
     expect(response.statusCode).toBe(500);
     const body = response.json();
     expect(Object.keys(body)).toEqual(["error"]);
-    // The changed digit moves the auth proof's pi_a off the curve.
-    expect(body.error).toBe("invalid pi_a: point is not on the curve");
+    // The changed digit moves the auth proof's pi_a off the curve; each verifier says so in its words.
+    expect(body.error).toBe(
+      testEngine === "library"
+        ? "bad point: equation left != right"
+        : "invalid pi_a: point is not on the curve",
+    );
     expect(await status("77")).toEqual({ requestId: "77", status: "pending" });
   });
 

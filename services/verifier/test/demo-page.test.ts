@@ -5,6 +5,7 @@ import { createDocumentLoader } from "../src/verification/document-loader";
 import { createTokenVerifier } from "../src/verification/token-verifier";
 import { ANY_PROOF_AGE_MS, FIXTURE_CONTEXTS_DIR, latestStateResolvers, stable } from "./support/fixtures";
 import { type Backend, startApp, startBackend, testSettings } from "./support/harness";
+import { testEngine } from "./support/settings";
 
 let backend: Backend;
 let app: HttpApp;
@@ -17,6 +18,7 @@ beforeAll(async () => {
     stateResolvers: latestStateResolvers(stable.network),
     documentLoader: createDocumentLoader({ localDirs: [FIXTURE_CONTEXTS_DIR] }),
     proofMaxAgeMs: ANY_PROOF_AGE_MS,
+    engine: testEngine,
   });
   // The fixture token answers scope id 3: the page's session gets that id.
   app = await startApp(backend, { verifier, drawSessionId: () => Number(stable.sessionId) });

@@ -1,4 +1,5 @@
 import type { ProvingMethod, ZKProof } from "@iden3/js-jwz";
+import type { Groth16Check } from "./groth16-batcher";
 import {
   type Groth16VerificationKeyJson,
   initGroth16,
@@ -7,6 +8,7 @@ import {
   verifyGroth16,
 } from "./groth16-mcl";
 import { type JsSdk, jsIden3Core, jsJwz, jsSdk } from "./iden3-modules";
+import { useNodeCryptoForJwzMessageHash } from "./jwz-message-hash";
 
 type ICircuitStorage = InstanceType<JsSdk["FSCircuitStorage"]>;
 type CircuitData = Awaited<ReturnType<ICircuitStorage["loadCircuitData"]>>;
@@ -50,9 +52,16 @@ export class MemoizedCircuitStorage {
   }
 }
 
+/** Each proof checked on its own, as soon as it is asked for. */
+export const singleGroth16Check: Groth16Check = async (key, proof, publicSignals) =>
+  verifyGroth16(key, proof, publicSignals);
+
 /** The `prover` of the Verifier suite: verifies query proofs with the mcl Groth16 verifier. */
 export class MclGroth16Prover {
-  constructor(private readonly storage: Pick<ICircuitStorage, "loadCircuitData">) {}
+  constructor(
+    private readonly storage: Pick<ICircuitStorage, "loadCircuitData">,
+    private readonly check: Groth16Check,
+  ) {}
 
   /** Like the library's NativeProver: any malformed input is an invalid proof. */
   async verify(zkp: ZKProof, circuitId: string): Promise<boolean> {
@@ -61,7 +70,7 @@ export class MclGroth16Prover {
         circuitId as Parameters<ICircuitStorage["loadCircuitData"]>[0],
       );
       if (!data.verificationKey) return false;
-      return verifyGroth16(preparedKey(data.verificationKey), zkp.proof, zkp.pub_signals);
+      return await this.check(preparedKey(data.verificationKey), zkp.proof, zkp.pub_signals);
     } catch {
       return false;
     }
@@ -74,7 +83,10 @@ export class MclGroth16Prover {
 
 /** JWZ proving method for the auth circuits (authV2, authV3, authV3-8-32): same checks, mcl pairing. */
 class MclAuthProvingMethod {
-  constructor(private readonly library: ProvingMethod) {}
+  constructor(
+    private readonly library: ProvingMethod,
+    private readonly check: Groth16Check,
+  ) {}
 
   get methodAlg() {
     return this.library.methodAlg;
@@ -100,7 +112,7 @@ class MclAuthProvingMethod {
     if (BigInt(signals[1]) !== jsIden3Core.fromBigEndian(messageHash)) {
       throw new Error("challenge is not equal to message hash");
     }
-    return verifyGroth16(preparedKey(verificationKey), proof.proof, signals);
+    return this.check(preparedKey(verificationKey), proof.proof, signals);
   }
 
   prove(inputs: Uint8Array, provingKey: Uint8Array, wasm: Uint8Array): Promise<ZKProof> {
@@ -116,18 +128,21 @@ const libraryAuthMethods = (): ProvingMethod[] => [
 
 /**
  * js-jwz keeps one registry of proving methods per module instance (here: per worker thread). Replacing the
- * auth methods routes JWZ envelope verification through mcl for every Verifier in this thread.
+ * auth methods routes JWZ envelope verification through mcl (and its message hash through node:crypto) for every
+ * Verifier in this thread.
  */
-export async function useMclForJwzAuth(): Promise<void> {
+export async function useMclForJwzAuth(check: Groth16Check): Promise<void> {
   await initGroth16();
+  useNodeCryptoForJwzMessageHash(true);
   for (const method of libraryAuthMethods()) {
-    const fast = new MclAuthProvingMethod(method) as unknown as ProvingMethod;
+    const fast = new MclAuthProvingMethod(method, check) as unknown as ProvingMethod;
     await jsJwz.proving.registerProvingMethod(method.methodAlg, () => fast);
   }
 }
 
 /** Puts the library's own auth proving methods back (used to compare both paths in one process). */
 export async function useLibraryForJwzAuth(): Promise<void> {
+  useNodeCryptoForJwzMessageHash(false);
   for (const method of libraryAuthMethods()) {
     await jsJwz.proving.registerProvingMethod(method.methodAlg, () => method);
   }

@@ -3,14 +3,20 @@ import { join } from "node:path";
 import * as mcl from "mcl-wasm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { beta1, decodeToken, stable } from "../../test/support/fixtures";
+import { createGroth16Batcher } from "./groth16-batcher";
 import {
+  type BatchScalars,
   type Groth16VerificationKeyJson,
   initGroth16,
   parseG1,
   parseG2,
+  parseGroth16Proof,
   prepareVerificationKey,
+  randomBatchScalars,
   SCALAR_FIELD_ORDER,
   verifyGroth16,
+  verifyGroth16Batch,
+  verifyGroth16Each,
 } from "./groth16-mcl";
 import { jsJwz, libraryCircuitsDir } from "./iden3-modules";
 
@@ -230,5 +236,149 @@ describe("Groth16 verifier on mcl-wasm", () => {
     const key = prepareVerificationKey(verificationKey(auth.circuitId));
     expect(() => verifyGroth16(key, query.proof, query.pub_signals)).toThrow(/public signals/);
     expect(verifyGroth16(key, query.proof, auth.pub_signals)).toBe(false);
+  });
+});
+
+const g1Coords = (point: mcl.G1) => {
+  const p = mcl.normalize(point);
+  return [p.getX().getStr(10), p.getY().getStr(10), "1"];
+};
+const g2Coords = (point: mcl.G2) => {
+  const p = mcl.normalize(point);
+  const fp2 = (v: mcl.Fp2) => [v.get_a().getStr(10), v.get_b().getStr(10)];
+  return [fp2(p.getX()), fp2(p.getY()), ["1", "0"]];
+};
+
+/** Another valid proof of the same statement: (A/t, t·B, C) for a random t keeps e(A, B) unchanged. */
+function rerandomized(p: FixtureProof): FixtureProof {
+  const t = new mcl.Fr();
+  t.setByCSPRNG();
+  const copy = structuredClone(p);
+  copy.proof.pi_a = g1Coords(mcl.mul(parseG1(p.proof.pi_a, "pi_a"), mcl.inv(t)));
+  copy.proof.pi_b = g2Coords(mcl.mul(parseG2(p.proof.pi_b, "pi_b"), t));
+  return copy;
+}
+
+/** Batch scalars that record the size of each batch check. */
+function observedScalars(sizes: number[], scalars: BatchScalars = randomBatchScalars): BatchScalars {
+  return (count) => {
+    sizes.push(count);
+    return scalars(count);
+  };
+}
+
+const ones: BatchScalars = (count) =>
+  Array.from({ length: count }, () => {
+    const one = new mcl.Fr();
+    one.setInt(1);
+    return one;
+  });
+
+describe("batch Groth16 verification (one key, random scalars)", () => {
+  beforeAll(() => initGroth16());
+  const authV3 = () => proofs.find((p) => p.circuitId === "authV3-8-32") as FixtureProof;
+  const authV2 = () => proofs.find((p) => p.circuitId === "authV2") as FixtureProof;
+  const parsed = (p: FixtureProof) => parseGroth16Proof(preparedKey(p.circuitId), p.proof, p.pub_signals);
+
+  it("accepts a batch of distinct valid proofs in one check", () => {
+    const batch = Array.from({ length: 8 }, () => parsed(rerandomized(authV3())));
+    expect(new Set(batch.map((p) => p.a.getStr(16))).size).toBe(8);
+    const sizes: number[] = [];
+    expect(verifyGroth16Each(preparedKey("authV3-8-32"), batch, observedScalars(sizes))).toEqual(
+      Array(8).fill(true),
+    );
+    expect(sizes).toEqual([8]);
+  });
+
+  it("finds each invalid proof in a batch of valid ones: tampered proof, wrong signals, another circuit's proof", () => {
+    const valid = authV3();
+    const tamperedProof = tampered(valid, (p) => {
+      p.proof.pi_a[1] = (BASE_FIELD_ORDER - BigInt(p.proof.pi_a[1])).toString();
+    });
+    const wrongSignals = tampered(valid, (p) => {
+      p.pub_signals[2] = plusOne(p.pub_signals[2]);
+    });
+    // authV2 and authV3-8-32 both have three public signals: the proof parses against the other key.
+    const otherCircuit = { ...authV2(), circuitId: "authV3-8-32" };
+    const batch = [valid, tamperedProof, valid, wrongSignals, valid, otherCircuit, valid, valid].map((p) =>
+      parsed(p.circuitId === valid.circuitId ? rerandomized(p) : p),
+    );
+    const sizes: number[] = [];
+    expect(verifyGroth16Each(preparedKey("authV3-8-32"), batch, observedScalars(sizes))).toEqual([
+      true,
+      false,
+      true,
+      false,
+      true,
+      false,
+      true,
+      true,
+    ]);
+    expect(sizes[0]).toBe(8);
+  });
+
+  it("needs its random scalars: with all scalars 1 two compensating invalid proofs pass, with random ones they do not", () => {
+    const valid = authV3();
+    const key = preparedKey(valid.circuitId);
+    // C + D and C - D: each proof is wrong by D, the sum of the Cs (all that scalars 1 see) is right.
+    const d = key.ic[0];
+    const shiftedC = (sign: 1 | -1) =>
+      tampered(valid, (p) => {
+        const c = parseG1(valid.proof.pi_c, "pi_c");
+        p.proof.pi_c = g1Coords(sign === 1 ? mcl.add(c, d) : mcl.sub(c, d));
+      });
+    const [plus, minus] = [shiftedC(1), shiftedC(-1)];
+    expect(verifyGroth16(key, plus.proof, plus.pub_signals)).toBe(false);
+    expect(verifyGroth16(key, minus.proof, minus.pub_signals)).toBe(false);
+    const batch = [valid, plus, minus, valid].map(parsed);
+    expect(verifyGroth16Batch(key, batch, ones)).toBe(true);
+    expect(verifyGroth16Batch(key, batch)).toBe(false);
+    expect(verifyGroth16Each(key, batch)).toEqual([true, false, false, true]);
+  });
+
+  describe.each(tamperings)(
+    "rejects %s in a batch of valid proofs, accepting the others",
+    (_name, change) => {
+      it.each(tamperTargets.map((p) => [p.name, p] as const))("%s", async (_proofName, proof) => {
+        const sizes: number[] = [];
+        const { check } = createGroth16Batcher({ scalars: observedScalars(sizes) });
+        const key = preparedKey(proof.circuitId);
+        const submit = (p: FixtureProof) => check(key, p.proof, p.pub_signals);
+        const bad = tampered(proof, change);
+        const results = await Promise.allSettled([
+          submit(rerandomized(proof)),
+          submit(bad),
+          submit(rerandomized(proof)),
+          submit(rerandomized(proof)),
+        ]);
+        const [first, refused, ...others] = results;
+        for (const result of [first, ...others]) expect(result).toEqual({ status: "fulfilled", value: true });
+        expect(refused.status === "rejected" || refused.value === false).toBe(true);
+        expect(sizes[0]).toBeGreaterThanOrEqual(3);
+      });
+    },
+  );
+});
+
+describe("Groth16 batcher (the checks asked for before the thread is free again)", () => {
+  beforeAll(() => initGroth16());
+
+  it("checks a lone proof on its own, without random scalars", async () => {
+    const sizes: number[] = [];
+    const { check } = createGroth16Batcher({ scalars: observedScalars(sizes) });
+    const [auth] = proofs;
+    expect(await check(preparedKey(auth.circuitId), auth.proof, auth.pub_signals)).toBe(true);
+    expect(sizes).toEqual([]);
+  });
+
+  it("batches per verification key and caps a batch", async () => {
+    const sizes: number[] = [];
+    const { check } = createGroth16Batcher({ maxBatch: 5, scalars: observedScalars(sizes) });
+    const stableProofs = proofs.filter((p) => p.name.startsWith("stable"));
+    const submitted = stableProofs.flatMap((p) =>
+      Array.from({ length: 7 }, () => check(preparedKey(p.circuitId), p.proof, p.pub_signals)),
+    );
+    expect(await Promise.all(submitted)).toEqual(Array(submitted.length).fill(true));
+    expect(sizes.sort()).toEqual(Array(stableProofs.length).fill([2, 5]).flat().sort());
   });
 });

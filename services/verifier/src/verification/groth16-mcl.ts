@@ -1,4 +1,6 @@
+import { randomFillSync } from "node:crypto";
 import * as mcl from "mcl-wasm";
+import { millerLoopVec } from "./mcl-miller-loop-vec";
 
 /** Groth16 proof as snarkjs and iden3 JWZ tokens serialise it (decimal strings, projective z last). */
 export interface Groth16Proof {
@@ -27,6 +29,17 @@ export interface PreparedVerificationKey {
   readonly delta: mcl.PrecomputedG2;
   /** e(alpha, beta)^-1: the product of the three proof-dependent pairings must equal it. */
   readonly alphaBetaInverse: mcl.GT;
+  /** e(alpha, beta), raised to the sum of the random scalars in a batch check. */
+  readonly alphaBeta: mcl.GT;
+}
+
+/** A proof whose points are on the curve (B in the subgroup) and whose signals are field elements. */
+export interface ParsedGroth16Proof {
+  readonly a: mcl.G1;
+  readonly b: mcl.G2;
+  readonly c: mcl.G1;
+  /** Public signals that are not zero, with the index of their IC point. */
+  readonly signals: ReadonlyArray<{ index: number; value: mcl.Fr }>;
 }
 
 /** BN254 scalar field order r: public inputs must be below it, as in the library verifier. */
@@ -99,20 +112,26 @@ export function prepareVerificationKey(vk: Groth16VerificationKeyJson): Prepared
   const alpha = parseG1(vk.vk_alpha_1, "vk_alpha_1");
   const beta = parseG2(vk.vk_beta_2, "vk_beta_2");
   const ic = vk.IC.map((p, i) => parseG1(p, `IC[${i}]`));
+  const alphaBeta = mcl.pairing(alpha, beta);
   return {
     ic0: ic[0],
     ic: ic.slice(1),
     gamma: new mcl.PrecomputedG2(parseG2(vk.vk_gamma_2, "vk_gamma_2")),
     delta: new mcl.PrecomputedG2(parseG2(vk.vk_delta_2, "vk_delta_2")),
-    alphaBetaInverse: mcl.inv(mcl.pairing(alpha, beta)),
+    alphaBetaInverse: mcl.inv(alphaBeta),
+    alphaBeta,
   };
 }
 
-function scalar(signal: unknown, index: number): mcl.Fr {
+const FIELD_ORDER_DIGITS = SCALAR_FIELD_ORDER.toString().length;
+
+/** The signal as a field element, or undefined for zero (most V3 signals are unused value slots). */
+function scalar(signal: unknown, index: number): mcl.Fr | undefined {
   if (typeof signal !== "string" || !/^[0-9]{1,80}$/.test(signal)) {
     throw new Error(`public signal ${index} is not a decimal field element`);
   }
-  if (BigInt(signal) >= SCALAR_FIELD_ORDER) {
+  if (/^0+$/.test(signal)) return undefined;
+  if (signal.length >= FIELD_ORDER_DIGITS && BigInt(signal) >= SCALAR_FIELD_ORDER) {
     throw new Error(`Input value is not in the field ${SCALAR_FIELD_ORDER}`);
   }
   const fr = new mcl.Fr();
@@ -120,37 +139,142 @@ function scalar(signal: unknown, index: number): mcl.Fr {
   return fr;
 }
 
-/**
- * Groth16 check e(A, B) = e(alpha, beta) · e(vk_x, gamma) · e(C, delta), written as
- * finalExp(ML(-A, B) · ML(C, delta) · ML(vk_x, gamma)) = e(alpha, beta)^-1 so that the fixed G2 points use
- * precomputed line coefficients. Malformed input throws; a well-formed proof that does not verify returns false.
- */
-export function verifyGroth16(
+/** Malformed input throws with the library's wording; the result can go to a single or a batch check. */
+export function parseGroth16Proof(
   key: PreparedVerificationKey,
   proof: Groth16Proof,
   publicSignals: readonly string[],
-): boolean {
+): ParsedGroth16Proof {
   assertReady();
   if (!Array.isArray(publicSignals) || publicSignals.length !== key.ic.length) {
     throw new Error(
       `Invalid number of public signals, expected ${key.ic.length} but got ${Array.isArray(publicSignals) ? publicSignals.length : 0}`,
     );
   }
-  const scalars = publicSignals.map(scalar);
+  // Zero signals add nothing to vk_x: the MSM skips them.
+  const signals: Array<{ index: number; value: mcl.Fr }> = [];
+  publicSignals.forEach((signal, index) => {
+    const value = scalar(signal, index);
+    if (value) signals.push({ index, value });
+  });
   const a = parseG1(proof?.pi_a, "pi_a");
   const b = parseG2(proof?.pi_b, "pi_b");
   const c = parseG1(proof?.pi_c, "pi_c");
-  // Most V3 signals are zero (unused value slots): they add nothing to vk_x, so the MSM skips them.
-  const points: mcl.G1[] = [];
-  const nonZero: mcl.Fr[] = [];
-  scalars.forEach((s, i) => {
-    if (!s.isZero()) {
-      points.push(key.ic[i]);
-      nonZero.push(s);
-    }
-  });
-  const vkX = nonZero.length === 0 ? key.ic0 : mcl.add(key.ic0, mcl.mulVec(points, nonZero));
-  const millerAB_CDelta = mcl.precomputedMillerLoop2mixed(mcl.neg(a), b, c, key.delta);
+  return { a, b, c, signals };
+}
+
+/**
+ * Groth16 check e(A, B) = e(alpha, beta) · e(vk_x, gamma) · e(C, delta), written as
+ * finalExp(ML(-A, B) · ML(C, delta) · ML(vk_x, gamma)) = e(alpha, beta)^-1 so that the fixed G2 points use
+ * precomputed line coefficients.
+ */
+export function verifyParsedGroth16(key: PreparedVerificationKey, proof: ParsedGroth16Proof): boolean {
+  const { signals } = proof;
+  const vkX =
+    signals.length === 0
+      ? key.ic0
+      : mcl.add(
+          key.ic0,
+          mcl.mulVec(
+            signals.map((s) => key.ic[s.index]),
+            signals.map((s) => s.value),
+          ),
+        );
+  const millerAB_CDelta = mcl.precomputedMillerLoop2mixed(mcl.neg(proof.a), proof.b, proof.c, key.delta);
   const millerGamma = mcl.precomputedMillerLoop(vkX, key.gamma);
   return mcl.finalExp(mcl.mul(millerAB_CDelta, millerGamma)).isEqual(key.alphaBetaInverse);
+}
+
+/** Malformed input throws; a well-formed proof that does not verify returns false. */
+export function verifyGroth16(
+  key: PreparedVerificationKey,
+  proof: Groth16Proof,
+  publicSignals: readonly string[],
+): boolean {
+  return verifyParsedGroth16(key, parseGroth16Proof(key, proof, publicSignals));
+}
+
+/** The random multipliers of a batch check, one per proof. */
+export type BatchScalars = (count: number) => mcl.Fr[];
+
+const SCALAR_BYTES = 8;
+
+/**
+ * 2^64 + a 64-bit CSPRNG value: never zero (a zero multiplier would drop its proof from the check) and 64 bits of
+ * entropy, so proofs crafted to cancel each other out pass with probability 2^-64.
+ */
+export const randomBatchScalars: BatchScalars = (count) => {
+  const bytes = randomFillSync(new Uint8Array(count * SCALAR_BYTES));
+  const scalars: mcl.Fr[] = new Array(count);
+  const littleEndian = new Uint8Array(SCALAR_BYTES + 1);
+  littleEndian[SCALAR_BYTES] = 1;
+  for (let i = 0; i < count; i++) {
+    littleEndian.set(bytes.subarray(i * SCALAR_BYTES, (i + 1) * SCALAR_BYTES));
+    const r = new mcl.Fr();
+    r.setLittleEndian(littleEndian);
+    scalars[i] = r;
+  }
+  return scalars;
+};
+
+/**
+ * One randomized check of proofs of one key: with r_i random,
+ * Π e(r_i·A_i, B_i) = e(alpha, beta)^(Σ r_i) · e(Σ r_i·vk_x_i, gamma) · e(Σ r_i·C_i, delta).
+ * One Miller loop per proof (in one multi-Miller loop), the gamma and delta loops precomputed, one final exponentiation for all. True means
+ * every proof verifies except with probability 2^-64; false means at least one does not.
+ */
+export function verifyGroth16Batch(
+  key: PreparedVerificationKey,
+  proofs: readonly ParsedGroth16Proof[],
+  scalars: BatchScalars = randomBatchScalars,
+): boolean {
+  if (proofs.length === 0) return true;
+  const r = scalars(proofs.length);
+  let rSum = r[0];
+  for (let i = 1; i < r.length; i++) rSum = mcl.add(rSum, r[i]);
+  // Σ r_i·vk_x_i = (Σ r_i)·IC_0 + Σ_j (Σ_i r_i·s_ij)·IC_j: one MSM over the IC points for the whole batch.
+  const icCoefficients = new Map<number, mcl.Fr>();
+  proofs.forEach((proof, i) => {
+    for (const { index, value } of proof.signals) {
+      const term = mcl.mul(r[i], value);
+      const sum = icCoefficients.get(index);
+      icCoefficients.set(index, sum ? mcl.add(sum, term) : term);
+    }
+  });
+  const icPoints = [key.ic0];
+  const icScalars = [rSum];
+  for (const [index, coefficient] of icCoefficients) {
+    icPoints.push(key.ic[index]);
+    icScalars.push(coefficient);
+  }
+  const vkXSum = mcl.mulVec(icPoints, icScalars);
+  const cSum = mcl.mulVec(
+    proofs.map((p) => p.c),
+    r,
+  );
+  const millerFixed = mcl.precomputedMillerLoop2(mcl.neg(vkXSum), key.gamma, mcl.neg(cSum), key.delta);
+  const millerProofs = millerLoopVec(
+    proofs.map((proof, i) => mcl.mul(proof.a, r[i])),
+    proofs.map((proof) => proof.b),
+  );
+  return mcl.finalExp(mcl.mul(millerFixed, millerProofs)).isEqual(mcl.pow(key.alphaBeta, rSum));
+}
+
+/**
+ * Which proofs of one key verify. A batch that fails is split in halves until the failing proofs are isolated,
+ * each then checked alone (exactly, without random scalars): a bad proof never passes and costs the good ones
+ * in its batch only a few extra checks.
+ */
+export function verifyGroth16Each(
+  key: PreparedVerificationKey,
+  proofs: readonly ParsedGroth16Proof[],
+  scalars: BatchScalars = randomBatchScalars,
+): boolean[] {
+  if (proofs.length === 1) return [verifyParsedGroth16(key, proofs[0])];
+  if (verifyGroth16Batch(key, proofs, scalars)) return proofs.map(() => true);
+  const half = proofs.length >> 1;
+  return [
+    ...verifyGroth16Each(key, proofs.slice(0, half), scalars),
+    ...verifyGroth16Each(key, proofs.slice(half), scalars),
+  ];
 }

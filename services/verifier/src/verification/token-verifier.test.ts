@@ -1,26 +1,25 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   ANY_PROOF_AGE_MS,
   beta1,
   FIXTURE_CONTEXTS_DIR,
   latestStateResolvers,
   stable,
+  tokensWithInvalidAuthProof,
   tokenWithOneByteChanged,
 } from "../../test/support/fixtures";
 import { createDocumentLoader } from "./document-loader";
+import { VERIFIER_ENGINES } from "./engine";
+import { randomBatchScalars } from "./groth16-mcl";
 import {
   ATOMIC_QUERY_V3_CIRCUIT_IDS,
   type AuthorizationRequest,
   createTokenVerifier,
+  type TokenVerifier,
 } from "./token-verifier";
 
 const documentLoader = createDocumentLoader({ localDirs: [FIXTURE_CONTEXTS_DIR] });
 const stateResolvers = latestStateResolvers(stable.network, beta1.network);
-const verifierReady = createTokenVerifier({
-  stateResolvers,
-  documentLoader,
-  proofMaxAgeMs: ANY_PROOF_AGE_MS,
-});
 
 function withV3Scope(request: AuthorizationRequest, change: (entry: any) => void): AuthorizationRequest {
   const copy = structuredClone(request);
@@ -29,7 +28,7 @@ function withV3Scope(request: AuthorizationRequest, change: (entry: any) => void
   return copy;
 }
 
-describe("token verification (real fullVerify, offline)", () => {
+describe("token verification", () => {
   it("groups the V3 family by the library's circuit sub-versions", () => {
     expect([...ATOMIC_QUERY_V3_CIRCUIT_IDS].sort()).toEqual(
       [
@@ -38,6 +37,19 @@ describe("token verification (real fullVerify, offline)", () => {
         "credentialAtomicQueryV3-beta.1",
       ].sort(),
     );
+  });
+});
+
+// The JWZ proving methods are per thread and the latest verifier built decides: each engine's block builds its own.
+describe.each(VERIFIER_ENGINES)("token verification with engine %s (real fullVerify, offline)", (engine) => {
+  let verifierReady: Promise<TokenVerifier>;
+  beforeAll(() => {
+    verifierReady = createTokenVerifier({
+      stateResolvers,
+      documentLoader,
+      proofMaxAgeMs: ANY_PROOF_AGE_MS,
+      engine,
+    });
   });
 
   it("verifies the stable V3 token and reads the nullifier from public signal 4, not the user id", async () => {
@@ -121,6 +133,7 @@ describe("token verification (real fullVerify, offline)", () => {
         stateResolvers: { [stable.network]: { resolve: replacedAgo(ms), rootResolve: latest } },
         documentLoader,
         proofMaxAgeMs: ANY_PROOF_AGE_MS,
+        engine,
       });
     const recent = await withIssuerState(4 * 60_000);
     expect((await recent.verify(stable.token, stable.request, stable.sessionId)).kind).toBe("verified");
@@ -131,7 +144,12 @@ describe("token verification (real fullVerify, offline)", () => {
   });
 
   it("rejects proofs older than the accepted age", async () => {
-    const strict = await createTokenVerifier({ stateResolvers, documentLoader, proofMaxAgeMs: 60_000 });
+    const strict = await createTokenVerifier({
+      stateResolvers,
+      documentLoader,
+      proofMaxAgeMs: 60_000,
+      engine,
+    });
     await expect(strict.verify(stable.token, stable.request, stable.sessionId)).rejects.toThrow(/outdated/);
   });
 
@@ -140,12 +158,72 @@ describe("token verification (real fullVerify, offline)", () => {
       stateResolvers: latestStateResolvers("billions:main"),
       documentLoader,
       proofMaxAgeMs: ANY_PROOF_AGE_MS,
+      engine,
     });
     await expect(noAmoy.verify(stable.token, stable.request, stable.sessionId)).rejects.toThrow();
   });
 
+  it("refuses each token with an invalid proof among valid ones in flight together, and accepts the valid ones", async () => {
+    const verifier = await verifierReady;
+    const invalid = tokensWithInvalidAuthProof();
+    const tokens = [stable.token, ...invalid.flatMap(({ token }) => [token, stable.token]), beta1.token];
+    const outcomes = await Promise.allSettled(
+      tokens.map((token) =>
+        token === beta1.token
+          ? verifier.verify(token, beta1.request, beta1.sessionId)
+          : verifier.verify(token, stable.request, stable.sessionId),
+      ),
+    );
+    outcomes.forEach((outcome, i) => {
+      const bad = invalid.find(({ token }) => token === tokens[i]);
+      if (bad) expect(outcome.status, bad.kind).toBe("rejected");
+      else expect(outcome.status === "fulfilled" && outcome.value.kind).toBe("verified");
+    });
+  });
+});
+
+describe("batch engine", () => {
+  it("checks the proofs of the tokens in flight in one batch per circuit, refusing only the invalid tokens", async () => {
+    const sizes: number[] = [];
+    const verifier = await createTokenVerifier({
+      stateResolvers,
+      documentLoader,
+      proofMaxAgeMs: ANY_PROOF_AGE_MS,
+      engine: "batch",
+      batchScalars: (count) => {
+        sizes.push(count);
+        return randomBatchScalars(count);
+      },
+    });
+    // Loads the verification keys, as every token after a worker's first finds them.
+    await verifier.verify(stable.token, stable.request, stable.sessionId);
+    sizes.length = 0;
+    const invalid = tokensWithInvalidAuthProof().map(({ token }) => token);
+    const tokens = [stable.token, stable.token, ...invalid, stable.token];
+    const outcomes = await Promise.allSettled(
+      tokens.map((token) => verifier.verify(token, stable.request, stable.sessionId)),
+    );
+    expect(outcomes.map((o) => o.status)).toEqual([
+      "fulfilled",
+      "fulfilled",
+      "rejected",
+      "rejected",
+      "rejected",
+      "fulfilled",
+    ]);
+    // Every proof of the six tokens in the first flush, one batch per circuit: the query proofs were checked ahead
+    // and the library's later checks found their results. Then only the halves of the failed auth batch.
+    expect(sizes.slice(0, 3)).toEqual([6, 6, 6]);
+    expect(sizes.slice(3).every((size) => size >= 2 && size <= 3)).toBe(true);
+  });
+
   it("gives the same outcome as the libraries' own Groth16 and Poseidon paths", async () => {
-    const fast = await (await verifierReady).verify(stable.token, stable.request, stable.sessionId);
+    const batch = await createTokenVerifier({
+      stateResolvers,
+      documentLoader,
+      proofMaxAgeMs: ANY_PROOF_AGE_MS,
+    });
+    const fast = await batch.verify(stable.token, stable.request, stable.sessionId);
     const library = await createTokenVerifier({
       stateResolvers,
       documentLoader,
@@ -158,7 +236,7 @@ describe("token verification (real fullVerify, offline)", () => {
         library.verify(tokenWithOneByteChanged(stable.token), stable.request, stable.sessionId),
       ).rejects.toThrow();
     } finally {
-      await createTokenVerifier({ stateResolvers, documentLoader, engine: "fast" });
+      await createTokenVerifier({ stateResolvers, documentLoader });
     }
   });
 });

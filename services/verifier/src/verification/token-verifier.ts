@@ -3,12 +3,17 @@ import type {
   AuthorizationResponseMessage,
 } from "@iden3/js-iden3-auth/node_modules/@0xpolygonid/js-sdk";
 import type { DocumentLoader } from "./document-loader";
+import type { VerifierEngine } from "./engine";
+import { createGroth16Batcher, type Groth16Batcher } from "./groth16-batcher";
 import {
   MclGroth16Prover,
   MemoizedCircuitStorage,
+  preparedKey,
+  singleGroth16Check,
   useLibraryForJwzAuth,
   useMclForJwzAuth,
 } from "./groth16-iden3";
+import type { BatchScalars } from "./groth16-mcl";
 import { iden3Auth, jsIden3Core, jsSdk, libraryCircuitsDir } from "./iden3-modules";
 import { memoizePoseidon } from "./poseidon-memo";
 
@@ -38,11 +43,10 @@ export interface TokenVerifierOptions {
   documentLoader: DocumentLoader;
   /** How old a proof may be (`acceptedProofGenerationDelay`); the library default is 24 hours. */
   proofMaxAgeMs?: number;
-  /**
-   * `fast` (default): Groth16 on mcl-wasm and memoised Poseidon for the repeated query work.
-   * `library`: the libraries' own code paths, for comparison.
-   */
-  engine?: "fast" | "library";
+  /** Default `batch`; both mcl engines also memoise the repeated Poseidon work of a campaign's query. */
+  engine?: VerifierEngine;
+  /** The random multipliers of the `batch` engine's checks (default: 64 bits from the CSPRNG). */
+  batchScalars?: BatchScalars;
 }
 
 export interface VerifiedNullifier {
@@ -94,18 +98,21 @@ export function selectNullifierProof(
 
 export async function createTokenVerifier(options: TokenVerifierOptions): Promise<TokenVerifier> {
   const storage = new MemoizedCircuitStorage(new jsSdk.FSCircuitStorage({ dirname: libraryCircuitsDir }));
-  const fast = (options.engine ?? "fast") === "fast";
+  const engine = options.engine ?? "batch";
+  const batcher = engine === "batch" ? createGroth16Batcher({ scalars: options.batchScalars }) : undefined;
+  const check = batcher?.check ?? singleGroth16Check;
   // The JWZ proving-method registry is per thread: the latest verifier built decides for all in this thread.
-  if (fast) {
-    await useMclForJwzAuth();
-    memoizePoseidon();
-  } else {
+  if (engine === "library") {
     await useLibraryForJwzAuth();
+  } else {
+    await useMclForJwzAuth(check);
+    memoizePoseidon();
   }
   const suite = {
     documentLoader: options.documentLoader,
     circuitStorage: storage,
-    prover: fast ? new MclGroth16Prover(storage) : new jsSdk.NativeProver(storage as never),
+    prover:
+      engine === "library" ? new jsSdk.NativeProver(storage as never) : new MclGroth16Prover(storage, check),
     packageManager: new jsSdk.PackageManager(),
   };
   const verifier = await iden3Auth.auth.Verifier.newVerifier({
@@ -120,10 +127,44 @@ export async function createTokenVerifier(options: TokenVerifierOptions): Promis
 
   return {
     async verify(token, request, sessionId) {
+      if (batcher) void checkQueryProofsAhead(token, storage, batcher);
       // The library writes into the request's params; keep the caller's object intact.
       const response = await verifier.fullVerify(token, structuredClone(request), verifyOptions);
       const proof = selectNullifierProof(response, sessionId);
       return proof ? { kind: "verified", response, proof } : { kind: "no_nullifier_proof", response };
     },
   };
+}
+
+/** One directory name of the circuit storage (circuit ids and their sub-versions), never a path. */
+const CIRCUIT_ID = /^[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$/;
+
+/**
+ * The library checks a token's auth proof, then each query proof after the previous one's state look-ups: tokens
+ * that arrive together would drift apart and batch poorly. Their query proofs are started with the auth proofs;
+ * the library's later checks find the results. Anything malformed is left for the library to refuse.
+ */
+async function checkQueryProofsAhead(
+  token: string,
+  storage: MemoizedCircuitStorage,
+  batcher: Groth16Batcher,
+): Promise<void> {
+  try {
+    const payload = token.split(".")[1];
+    if (token.trimStart().startsWith("{") || !payload) return;
+    const message = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+    const scope: unknown = message?.body?.scope;
+    if (!Array.isArray(scope)) return;
+    await Promise.all(
+      scope.map(async (entry) => {
+        if (typeof entry?.circuitId !== "string" || !CIRCUIT_ID.test(entry.circuitId)) return;
+        const data = await storage.loadCircuitData(entry.circuitId);
+        if (data.verificationKey) {
+          batcher.checkAhead(preparedKey(data.verificationKey), entry.proof, entry.pub_signals);
+        }
+      }),
+    );
+  } catch {
+    // The library parses the token again and reports what is wrong with it.
+  }
 }

@@ -1,7 +1,13 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ANY_PROOF_AGE_MS, FIXTURE_CONTEXTS_DIR, stable } from "../../test/support/fixtures";
+import {
+  ANY_PROOF_AGE_MS,
+  FIXTURE_CONTEXTS_DIR,
+  stable,
+  tokensWithInvalidAuthProof,
+} from "../../test/support/fixtures";
+import { testEngine } from "../../test/support/settings";
 import type { ResolvedState } from "./token-verifier";
 import { createVerificationPool, type VerificationPool } from "./verification-pool";
 
@@ -31,6 +37,7 @@ beforeAll(async () => {
     localContextDirs: [],
     fetchRemoteDocument,
     proofMaxAgeMs: ANY_PROOF_AGE_MS,
+    engine: testEngine,
   });
   await pool.ready();
 });
@@ -74,6 +81,23 @@ describe("verification worker pool", () => {
     } finally {
       rpcDown = false;
     }
+  });
+
+  it("refuses each queued token with an invalid proof and verifies the valid ones queued with them", async () => {
+    const invalid = tokensWithInvalidAuthProof();
+    const tokens = [...invalid.flatMap(({ token }) => [stable.token, token]), stable.token, stable.token];
+    const outcomes = await Promise.allSettled(
+      tokens.map((token) => pool.verify(token, stable.request, stable.sessionId)),
+    );
+    outcomes.forEach((outcome, i) => {
+      const bad = invalid.find(({ token }) => token === tokens[i]);
+      if (bad) expect(outcome.status, bad.kind).toBe("rejected");
+      else
+        expect(outcome.status === "fulfilled" && outcome.value).toMatchObject({
+          kind: "verified",
+          proof: { nullifier: stable.nullifier },
+        });
+    });
   });
 
   it("refuses work once closed", async () => {

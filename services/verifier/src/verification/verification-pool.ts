@@ -2,6 +2,8 @@ import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { RemoteDocumentFetcher } from "./document-loader";
+import type { VerifierEngine } from "./engine";
+import { MAX_BATCH } from "./groth16-batcher";
 import type {
   AuthorizationRequest,
   StateResolvers,
@@ -19,7 +21,7 @@ export interface VerificationPoolOptions {
   fetchRemoteDocument?: RemoteDocumentFetcher;
   localContextDirs: string[];
   proofMaxAgeMs?: number;
-  engine?: "fast" | "library";
+  engine?: VerifierEngine;
   /** Nice value for the worker threads (default 10): the event loop stays ahead of verification. */
   niceness?: number;
   /** Jobs beyond this many waiting are refused instead of queued without bound. */
@@ -51,8 +53,12 @@ interface Slot {
   inFlight: Map<number, Job>;
 }
 
-/** Two jobs per worker let one wait for a state look-up while the other computes. */
-const JOBS_PER_WORKER = 2;
+/**
+ * How many jobs a worker holds at once. Checking proofs one by one, two let one wait for a state look-up while
+ * the other computes. Batching, a worker takes every queued job up to a batch: the jobs that arrive while it
+ * computes are the next batch, and a job that finds it idle starts at once.
+ */
+const jobsPerWorker = (engine: VerifierEngine) => (engine === "batch" ? MAX_BATCH : 2);
 const workerEntry = new URL("./verification-worker-entry.mjs", import.meta.url);
 const webWorkerNoop = fileURLToPath(new URL("./web-worker-noop.cjs", import.meta.url));
 
@@ -60,11 +66,13 @@ export function createVerificationPool(options: VerificationPoolOptions): Verifi
   const size = Math.max(1, options.size ?? availableParallelism());
   const maxQueued = options.maxQueued ?? 1000;
   const jobTimeoutMs = options.jobTimeoutMs ?? 60_000;
+  const engine = options.engine ?? "batch";
+  const capacity = jobsPerWorker(engine);
   const settings: WorkerSettings = {
     networks: Object.keys(options.stateResolvers),
     localContextDirs: options.localContextDirs,
     proofMaxAgeMs: options.proofMaxAgeMs,
-    engine: options.engine,
+    engine,
     niceness: options.niceness ?? 10,
   };
   const documents = new Map<string, Promise<unknown>>();
@@ -104,7 +112,7 @@ export function createVerificationPool(options: VerificationPoolOptions): Verifi
   const dispatch = (): void => {
     while (queue.length > 0) {
       const slot = slots
-        .filter((s) => s.inFlight.size < JOBS_PER_WORKER)
+        .filter((s) => s.inFlight.size < capacity)
         .sort((a, b) => a.inFlight.size - b.inFlight.size)[0];
       if (!slot) return;
       const job = queue.shift() as Job;

@@ -1,3 +1,4 @@
+import type { VerifierEngine } from "./engine";
 import type { AuthorizationRequest, ResolvedState, VerificationOutcome } from "./token-verifier";
 
 /** What a verification thread needs to build its verifier; everything injectable stays in the main thread. */
@@ -6,7 +7,7 @@ export interface WorkerSettings {
   networks: string[];
   localContextDirs: string[];
   proofMaxAgeMs?: number;
-  engine?: "fast" | "library";
+  engine?: VerifierEngine;
   /** Nice value of the verification threads (Linux: per thread). */
   niceness?: number;
 }

@@ -65,3 +65,41 @@ export function tokenWithOneByteChanged(token: string): string {
   bytes[at] = bytes[at] === 0x31 ? 0x32 : 0x31;
   return [h, p, bytes.toString("base64url")].join(".");
 }
+
+/** The token with its auth proof segment (proof and public signals, not covered by the message hash) changed. */
+export function tokenWithAuthProof(token: string, change: (authProof: any) => void): string {
+  const [h, p, z] = token.split(".");
+  const authProof = JSON.parse(Buffer.from(z, "base64url").toString("utf8"));
+  change(authProof);
+  return [h, p, Buffer.from(JSON.stringify(authProof)).toString("base64url")].join(".");
+}
+
+const BN254_BASE_FIELD_ORDER = 21888242871839275222246405745257275088696311157297823662689037894645226208583n;
+
+/**
+ * Tokens whose auth proof passes every check before the pairing and fails the pairing: the kinds of bad proof a
+ * batch check must single out.
+ */
+export function tokensWithInvalidAuthProof(): Array<{ kind: string; token: string }> {
+  const otherCircuitProof = decodeToken(beta1.token).authProof.proof;
+  return [
+    {
+      kind: "tampered proof (pi_a negated)",
+      token: tokenWithAuthProof(stable.token, (auth) => {
+        auth.proof.pi_a[1] = (BN254_BASE_FIELD_ORDER - BigInt(auth.proof.pi_a[1])).toString();
+      }),
+    },
+    {
+      kind: "wrong public signals (GIST root + 1)",
+      token: tokenWithAuthProof(stable.token, (auth) => {
+        auth.pub_signals[2] = (BigInt(auth.pub_signals[2]) + 1n).toString();
+      }),
+    },
+    {
+      kind: "proof from another circuit (authV2)",
+      token: tokenWithAuthProof(stable.token, (auth) => {
+        auth.proof = otherCircuitProof;
+      }),
+    },
+  ];
+}

@@ -1,5 +1,6 @@
 import { createLogger } from "@humanpass/telemetry";
 import type { VerifierSettings } from "../../src/config";
+import { VERIFIER_ENGINES, type VerifierEngine } from "../../src/verification/engine";
 
 export const logger = createLogger({ name: "verifier-test", level: process.env.TEST_LOG_LEVEL ?? "silent" });
 
@@ -25,3 +26,12 @@ export const SAME_PERSON = {
   userDid: "did:iden3:billions:test:2VxnoiNqdMPyHMtUwAEzhnWqXGkEeJpAp4ntTkL8XT",
   userId: "1",
 };
+
+/** The engine the tests verify with: `VERIFIER_ENGINE=single` (or `library`) runs them on another one. */
+export const testEngine: VerifierEngine = (() => {
+  const engine = process.env.VERIFIER_ENGINE ?? "batch";
+  if (!(VERIFIER_ENGINES as readonly string[]).includes(engine)) {
+    throw new Error(`VERIFIER_ENGINE=${engine}: expected one of ${VERIFIER_ENGINES.join(", ")}`);
+  }
+  return engine as VerifierEngine;
+})();

@@ -1,0 +1,7 @@
+/**
+ * How Groth16 proofs are checked. `batch`: on mcl-wasm, the proofs of one circuit that the tokens in flight in a
+ * worker thread ask for checked together in one randomized check. `single`: on mcl-wasm, each proof on its own.
+ * `library`: the iden3 libraries' own code paths (@noble/curves in BigInt JavaScript).
+ */
+export const VERIFIER_ENGINES = ["batch", "single", "library"] as const;
+export type VerifierEngine = (typeof VERIFIER_ENGINES)[number];

@@ -1,0 +1,128 @@
+import {
+  type BatchScalars,
+  type Groth16Proof,
+  type ParsedGroth16Proof,
+  type PreparedVerificationKey,
+  parseGroth16Proof,
+  randomBatchScalars,
+  verifyGroth16Each,
+} from "./groth16-mcl";
+
+/** Verifies one Groth16 proof; malformed input rejects, a well-formed proof that does not verify gives false. */
+export type Groth16Check = (
+  key: PreparedVerificationKey,
+  proof: Groth16Proof,
+  publicSignals: readonly string[],
+) => Promise<boolean>;
+
+export interface Groth16Batcher {
+  check: Groth16Check;
+  /**
+   * Starts the check of a proof the library will ask for later (a token's query proofs, which it checks one after
+   * the other with state look-ups in between), so that it joins the batch of the proofs asked for now; the later
+   * check of the same key, proof and signals gets this result instead of a new check.
+   */
+  checkAhead(key: PreparedVerificationKey, proof: Groth16Proof, publicSignals: readonly string[]): void;
+}
+
+export interface Groth16BatcherOptions {
+  /** Proofs of one key checked together at most (bigger groups are split). */
+  maxBatch?: number;
+  scalars?: BatchScalars;
+}
+
+interface Pending {
+  proof: ParsedGroth16Proof;
+  resolve: (valid: boolean) => void;
+  reject: (error: Error) => void;
+}
+
+/** Default cap: beyond it the per-proof saving barely grows while each batch holds the thread longer. */
+export const MAX_BATCH = 32;
+/** Checks ahead whose result nobody asked for (the token failed earlier) are dropped beyond this many. */
+const MAX_AHEAD = 8 * MAX_BATCH;
+
+const aheadKey = (proof: Groth16Proof, publicSignals: readonly string[]) =>
+  `${JSON.stringify(proof)}|${JSON.stringify(publicSignals)}`;
+
+/**
+ * Collects the Groth16 checks that the tokens in flight in this thread ask for, and checks them per verification
+ * key in one randomized batch. The batch is flushed by setImmediate: once every token that can reach a proof
+ * check without waiting for I/O has done so, never later, so a lone token waits for nobody.
+ */
+export function createGroth16Batcher(options: Groth16BatcherOptions = {}): Groth16Batcher {
+  const maxBatch = Math.max(1, options.maxBatch ?? MAX_BATCH);
+  const scalars = options.scalars ?? randomBatchScalars;
+  let pending = new Map<PreparedVerificationKey, Pending[]>();
+  let scheduled = false;
+  // One queue per proof: tokens carrying the same proof (a wallet retrying) each get their own check.
+  const ahead = new Map<PreparedVerificationKey, Map<string, Promise<boolean>[]>>();
+
+  const flush = (): void => {
+    scheduled = false;
+    const groups = pending;
+    pending = new Map();
+    for (const [key, items] of groups) {
+      for (let start = 0; start < items.length; start += maxBatch) {
+        const chunk = items.slice(start, start + maxBatch);
+        try {
+          const valid = verifyGroth16Each(
+            key,
+            chunk.map((item) => item.proof),
+            scalars,
+          );
+          chunk.forEach((item, i) => {
+            item.resolve(valid[i]);
+          });
+        } catch (error) {
+          for (const item of chunk) item.reject(error as Error);
+        }
+      }
+    }
+  };
+
+  const enqueue: Groth16Check = (key, proof, publicSignals) =>
+    new Promise<boolean>((resolve, reject) => {
+      const parsed = parseGroth16Proof(key, proof, publicSignals);
+      let items = pending.get(key);
+      if (!items) {
+        items = [];
+        pending.set(key, items);
+      }
+      items.push({ proof: parsed, resolve, reject });
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    });
+
+  return {
+    check(key, proof, publicSignals) {
+      const started = ahead.get(key);
+      if (started && started.size > 0) {
+        const id = aheadKey(proof, publicSignals);
+        const results = started.get(id);
+        const result = results?.shift();
+        if (result) {
+          if (results?.length === 0) started.delete(id);
+          return result;
+        }
+      }
+      return enqueue(key, proof, publicSignals);
+    },
+    checkAhead(key, proof, publicSignals) {
+      let started = ahead.get(key);
+      if (!started) {
+        started = new Map();
+        ahead.set(key, started);
+      }
+      const result = enqueue(key, proof, publicSignals);
+      result.catch(() => {});
+      const id = aheadKey(proof, publicSignals);
+      const results = started.get(id);
+      if (results) results.push(result);
+      else started.set(id, [result]);
+      if (started.size > MAX_AHEAD) started.delete(started.keys().next().value as string);
+    },
+  };
+}
