@@ -1,4 +1,5 @@
 import type { OutboxTables } from "@humanpass/events";
+import type pg from "pg";
 
 /** Chain position of a record: the monotonic key lists are ordered by, and what a reorg rolls back. */
 interface ChainPositionColumns {
@@ -89,6 +90,88 @@ export interface ListAttestersTable {
   scope: string;
   attester_did: string;
   listed: string;
+}
+
+/** What the routes read through: a pool on the service's schema (`createPool` of @humanpass/db). */
+export type Queryable = Pick<pg.Pool, "query">;
+
+export interface PageRequest {
+  number: number;
+  size: number;
+}
+
+export interface Page<T> {
+  total: number;
+  unique: number;
+  rows: T[];
+}
+
+/** Columns an attestation list is filtered on; addresses are matched lower-case (their index is on `lower(…)`). */
+export type FilterColumn =
+  | "schema_id"
+  | "attester_did"
+  | "attester_iden3_id"
+  | "attester_address"
+  | "recipient_did"
+  | "recipient_iden3_id"
+  | "recipient_address";
+
+/** Conditions on listed attestations, all of which (or any of which) must hold; values in the stored form. */
+export interface AttestationFilter {
+  match: "all" | "any";
+  conditions: Array<{ column: FilterColumn; value: string }>;
+}
+
+/** What a list item shows of an attestation's own columns. */
+export interface StoredAttestation {
+  id: string;
+  schema_id: string;
+  creation_time: string;
+  attester_did: string;
+  attester_iden3_id: string;
+  attester_address: string;
+  recipient_did: string;
+  recipient_iden3_id: string;
+  recipient_address: string;
+  data: string;
+}
+
+/** A list item's attestation with its schema's name, signature and place (null when the schema is unknown). */
+export interface AttestationListRow extends StoredAttestation {
+  schema_name: string | null;
+  schema_raw: string | null;
+  schema_index: string | null;
+}
+
+/** What the single form shows: the list item's columns and the attestation's life (expiry, revocation) and tx. */
+export interface AttestationRow extends AttestationListRow {
+  expiration_time: string;
+  revocable: boolean;
+  revoked: boolean;
+  revocation_time: string;
+  tx_hash: string;
+}
+
+export interface SchemaRow {
+  id: string;
+  name: string;
+  schema_raw: string;
+  resolver: string;
+  revocable: boolean;
+  creator: string;
+  creator_iden3_id: string;
+  chain_id: number;
+  tx_hash: string;
+  schema_index: string;
+  attestations_count: string;
+}
+
+/** What an attestation list item shows of its schema. */
+export interface SchemaInfo {
+  name: string;
+  raw: string;
+  /** Place in registration (chain) order, 1 for the first, as a string. */
+  index: string;
 }
 
 /** The tables the consumers fill (or their triggers); `reindex` empties them (with the inbox) before replaying. */

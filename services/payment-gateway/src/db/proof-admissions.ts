@@ -1,4 +1,4 @@
-import { type Kysely, prepared, sql } from "@humanpass/db";
+import { type Kysely, sql } from "@humanpass/db";
 import { type OutboxEvent, outboxRows, type Topology } from "@humanpass/events";
 import {
   type AdmissionOutcome,
@@ -15,8 +15,7 @@ import type { Database } from "./types";
  * Human-proof admissions shared by every gateway instance, each one statement: the proof's nonce is inserted
  * once (unique key), and only if it was new the human's counter is incremented if below `maxUse` (conditional
  * upsert) and the events go to the outbox, `max_use_exceeded` only when the counter was at its cap. One round
- * trip and one commit, and the events exist exactly when the nonce and the use do. Prepared: planning its four
- * CTEs cost Postgres as much as running them.
+ * trip and one commit, and the events exist exactly when the nonce and the use do.
  */
 export class PostgresProofAdmissions implements ProofAdmissions {
   private lastPurge = 0;
@@ -35,7 +34,7 @@ export class PostgresProofAdmissions implements ProofAdmissions {
       ...this.rows(admission.events, false),
       ...(use ? this.rows([maxUseExceededEvent(resource, use)], true) : []),
     ];
-    const { rows: result } = await prepared(sql<{ fresh: boolean; count: number | null }>`
+    const { rows: result } = await sql<{ fresh: boolean; count: number | null }>`
       with fresh as (
         insert into used_proof_nonces (nonce, expires_at) values (${nonce}, ${nonceExpiresAt})
         on conflict (nonce) do nothing
@@ -54,7 +53,7 @@ export class PostgresProofAdmissions implements ProofAdmissions {
           as r(id uuid, subject text, event jsonb, trace jsonb, on_refusal boolean)
         where exists (select from fresh) and (not r.on_refusal or not exists (select from used))
       )
-      select exists (select from fresh) as fresh, (select count from used) as count`).execute(this.db);
+      select exists (select from fresh) as fresh, (select count from used) as count`.execute(this.db);
     const outcome = result[0] as { fresh: boolean; count: number | null };
     return { nonceFresh: outcome.fresh, count: outcome.count };
   }
