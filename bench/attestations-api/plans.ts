@@ -81,11 +81,11 @@ async function check(): Promise<void> {
     report(`ownership lookup: ${LOOKUPS} executions, ${rows[0]!.generic_plans} on the cached generic plan`);
     // EXPLAIN EXECUTE takes no bound parameters; the values are this file's own.
     const { rows: plan } = await pool.query<{ "QUERY PLAN": string }>(
-      `explain execute "${LOOKUP_STATEMENT}"('${OWNERSHIP}', '${agent(1)}', 11, 0)`,
+      `explain execute "${LOOKUP_STATEMENT}"(array['${OWNERSHIP}'], array['${agent(1)}'], array[11], array[0])`,
     );
     const text = plan.map((r) => r["QUERY PLAN"]).join("\n");
     const index =
-      /Index Scan using (attestations_\w+) on attestations a[^\n]*\n\s+Index Cond: \([^\n]*lower\(recipient_address\) = \$2/.exec(
+      /Index Scan using (attestations_\w+) on attestations a[^\n]*\n\s+Index Cond: \([^\n]*lower\(recipient_address\) = /.exec(
         text,
       );
     assert.ok(index, `an index condition on lower(recipient_address), in:\n${text}`);

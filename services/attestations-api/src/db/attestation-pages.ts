@@ -1,3 +1,4 @@
+import type { BatchedReads, BatchedRow } from "./batched-reads";
 import { read, type Statement } from "./read";
 import { SCHEMAS_VERSION_SQL, type SchemaCatalog, withSchema } from "./schema-catalog";
 import type {
@@ -25,7 +26,11 @@ const FILTER_CODES: Record<FilterColumn, string> = {
 const ITEM_COLUMNS = `a.id, a.schema_id, a.creation_time, a.attester_did, a.attester_iden3_id, a.attester_address,
   a.recipient_did, a.recipient_iden3_id, a.recipient_address, a.data`;
 
-/** The two statements of one filter shape: a page, and the totals of the filter. */
+/** The same columns as the outer query of a page passes them on: the chain position orders the page but is not sent. */
+const OUTPUT_COLUMNS = `p.id, p.schema_id, p.creation_time, p.attester_did, p.attester_iden3_id, p.attester_address,
+  p.recipient_did, p.recipient_iden3_id, p.recipient_address, p.data`;
+
+/** The two statements of one filter shape: pages (batched, see `BatchedReads`), and the totals of one filter. */
 interface Shape {
   page: Statement;
   totals: Statement;
@@ -39,8 +44,9 @@ export function matched(column: FilterColumn): string {
 const shapes = new Map<string, Shape>();
 
 /**
- * The statements of a filter shape (its match and columns), the filter values their first parameters. `not
- * a.revoked` is a literal so the generic plan of the prepared statement can use the partial indexes.
+ * The statements of a filter shape (its match and columns), the filter values their first parameters: as arrays,
+ * one element per request, in the batched page statement. `not a.revoked` is a literal so the generic plan of the
+ * prepared statement can use the partial indexes.
  */
 function shapeOf(filter: AttestationFilter): Shape {
   const columns = filter.conditions.map((c) => c.column);
@@ -48,24 +54,37 @@ function shapeOf(filter: AttestationFilter): Shape {
   let shape = shapes.get(key);
   if (!shape) {
     if (columns.some((column) => !(column in FILTER_CODES))) throw new Error(`not a filter column in ${key}`);
-    const matches = columns.map((column, i) => `${matched(column)} = $${i + 1}`);
-    const condition =
-      matches.length === 0
+    const condition = (value: (i: number) => string) => {
+      const matches = columns.map((column, i) => `${matched(column)} = ${value(i)}`);
+      return matches.length === 0
         ? "not a.revoked"
         : `not a.revoked and (${matches.join(filter.match === "all" ? " and " : " or ")})`;
+    };
+    const arrays = [
+      ...columns.map((_, i) => `$${i + 1}::text[]`),
+      `$${columns.length + 1}::bigint[]`,
+      `$${columns.length + 2}::bigint[]`,
+    ];
+    const names = [...columns.map((_, i) => `c${i}`), "lim", "off", "ord"];
+    // A left join, so every request has a row (its `schemas_version`) even when its page is empty.
     const page: Statement = {
       name: `attestation-page/${key}`,
-      text: `select ${ITEM_COLUMNS}, ${SCHEMAS_VERSION_SQL} as schemas_version
-from attestations a
-where ${condition}
-order by a.block_number, a.log_index, a.id
-limit $${columns.length + 1} offset $${columns.length + 2}`,
+      text: `select r.ord, ${OUTPUT_COLUMNS}, ${SCHEMAS_VERSION_SQL} as schemas_version
+from unnest(${arrays.join(", ")}) with ordinality as r(${names.join(", ")})
+left join lateral (
+  select ${ITEM_COLUMNS}, a.block_number, a.log_index
+  from attestations a
+  where ${condition((i) => `r.c${i}`)}
+  order by a.block_number, a.log_index, a.id
+  limit r.lim offset r.off
+) p on true
+order by r.ord, p.block_number, p.log_index, p.id`,
     };
     const totals: Statement = {
       name: `attestation-totals/${key}`,
       text:
         keptTotals(filter) ??
-        `select count(*) as total, count(distinct a.attester_did) as unique_attesters from attestations a where ${condition}`,
+        `select count(*) as total, count(distinct a.attester_did) as unique_attesters from attestations a where ${condition((i) => `$${i + 1}`)}`,
     };
     shape = { page, totals };
     shapes.set(key, shape);
@@ -93,7 +112,7 @@ from list_attesters l where l.scope = ${scope} and l.attester_did = ${attester}`
   return null;
 }
 
-type PageRow = StoredAttestation & { schemas_version: string };
+type PageRow = BatchedRow & StoredAttestation & { schemas_version: string };
 type TotalsRow = { total: string; unique_attesters: string };
 
 /**
@@ -104,6 +123,7 @@ type TotalsRow = { total: string; unique_attesters: string };
  */
 export async function pageOfAttestations(
   pool: Queryable,
+  batches: BatchedReads,
   schemas: SchemaCatalog,
   filter: AttestationFilter,
   page: PageRequest,
@@ -111,13 +131,13 @@ export async function pageOfAttestations(
   const shape = shapeOf(filter);
   const values = filter.conditions.map((c) => c.value);
   // One row past the page tells whether there is more than the page holds.
-  const rows = await read<PageRow>(pool, shape.page, [
+  const rows = await batches.read<PageRow>(shape.page, [
     ...values,
     page.size + 1,
     (page.number - 1) * page.size,
   ]);
-  const catalog = rows.length > 0 ? await schemas.at(rows[0]!.schemas_version) : undefined;
-  const matches = catalog ? rows.map((row) => withSchema(row, catalog)) : [];
+  const catalog = await schemas.at(rows[0]!.schemas_version);
+  const matches = rows.filter((row) => row.id !== null).map((row) => withSchema(row, catalog));
   if (page.number === 1 && matches.length <= page.size)
     return { total: matches.length, unique: new Set(matches.map((m) => m.attester_did)).size, rows: matches };
   const [totals] = await read<TotalsRow>(pool, shape.totals, values);

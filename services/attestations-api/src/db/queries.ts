@@ -1,4 +1,5 @@
 import { pageOfAttestations as attestationPage, matched } from "./attestation-pages";
+import { BatchedReads } from "./batched-reads";
 import { read, type Statement } from "./read";
 import { SCHEMAS_VERSION_SQL, SchemaCatalog, withSchema } from "./schema-catalog";
 import type {
@@ -12,14 +13,15 @@ import type {
   SchemaRow,
 } from "./types";
 
-/** What the read functions run on: the pool, and the schemas it holds in memory for attestation lists. */
+/** What the read functions run on: the pool, its batched page reads, and the schemas held in memory for lists. */
 export interface Reader {
   pool: Queryable;
+  batches: BatchedReads;
   schemas: SchemaCatalog;
 }
 
 export function createReader(pool: Queryable): Reader {
-  return { pool, schemas: new SchemaCatalog(pool) };
+  return { pool, batches: new BatchedReads(pool), schemas: new SchemaCatalog(pool) };
 }
 
 /** One page of listed (not revoked) attestations, oldest first by chain position, with the totals. */
@@ -28,7 +30,7 @@ export function pageOfAttestations(
   filter: AttestationFilter,
   page: PageRequest,
 ): Promise<Page<AttestationListRow>> {
-  return attestationPage(reader.pool, reader.schemas, filter, page);
+  return attestationPage(reader.pool, reader.batches, reader.schemas, filter, page);
 }
 
 const ATTESTATION: Statement = {
