@@ -123,18 +123,19 @@ export interface AttestationFilter {
 }
 
 /** What a list item shows of an attestation's own columns. */
-export interface StoredAttestation {
-  id: string;
-  schema_id: string;
-  creation_time: string;
-  attester_did: string;
-  attester_iden3_id: string;
-  attester_address: string;
-  recipient_did: string;
-  recipient_iden3_id: string;
-  recipient_address: string;
-  data: string;
-}
+export type StoredAttestation = Pick<
+  AttestationsTable,
+  | "id"
+  | "schema_id"
+  | "creation_time"
+  | "attester_did"
+  | "attester_iden3_id"
+  | "attester_address"
+  | "recipient_did"
+  | "recipient_iden3_id"
+  | "recipient_address"
+  | "data"
+>;
 
 /** A list item's attestation with its schema's name, signature and place (null when the schema is unknown). */
 export interface AttestationListRow extends StoredAttestation {
@@ -144,27 +145,17 @@ export interface AttestationListRow extends StoredAttestation {
 }
 
 /** What the single form shows: the list item's columns and the attestation's life (expiry, revocation) and tx. */
-export interface AttestationRow extends AttestationListRow {
-  expiration_time: string;
-  revocable: boolean;
-  revoked: boolean;
-  revocation_time: string;
-  tx_hash: string;
-}
+export type AttestationRow = AttestationListRow &
+  Pick<AttestationsTable, "expiration_time" | "revocable" | "revoked" | "revocation_time" | "tx_hash">;
 
-export interface SchemaRow {
-  id: string;
-  name: string;
-  schema_raw: string;
-  resolver: string;
-  revocable: boolean;
-  creator: string;
-  creator_iden3_id: string;
-  chain_id: number;
-  tx_hash: string;
+/** A schema with its place in registration order and its count of listed attestations. */
+export type SchemaRow = Omit<
+  SchemasTable,
+  "registry" | "block_timestamp" | "block_number" | "log_index" | "event_id"
+> & {
   schema_index: string;
   attestations_count: string;
-}
+};
 
 /** What an attestation list item shows of its schema. */
 export interface SchemaInfo {
