@@ -26,7 +26,7 @@ await runService({
   env: PaymentGatewayEnv,
   streams: ["PAYMENTS", "CHAIN"],
   publishes: true,
-  async start({ config, logger, db, nats, topology, readiness }) {
+  async start({ config, logger, db, pool, nats, topology, readiness }) {
     checkSettings(config);
     const routesFile = loadRoutesFile(config.ROUTES_FILE);
     const inMemory = config.USAGE_STORAGE === "memory";
@@ -63,7 +63,7 @@ await runService({
             }
           },
         })
-      : new PostgresProofAdmissions(db, topology, logger);
+      : new PostgresProofAdmissions(pool, topology, logger);
     const app = await buildApp({
       logger,
       routesFile,
