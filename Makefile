@@ -5,14 +5,15 @@ SHELL := /bin/bash
 export DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 export NATS_URL ?= nats://127.0.0.1:4222
 
-.PHONY: help deps infra up down demo test test-unit lint build bench migrate reindex clean
+.PHONY: help deps infra up down demo test test-unit lint build bench perf-check migrate reindex clean
 
 help:
 	@echo "make up       run the whole stack locally with demo data (Ctrl-C or make down to stop)"
 	@echo "make demo     an agent walks through the product against the running stack"
 	@echo "make test     all tests against real Postgres and NATS (starts them when none answer)"
 	@echo "make lint     biome + TypeScript type-check + deployment manifests"
-	@echo "make bench    benchmarks (figures printed, not asserted)"
+	@echo "make bench    benchmarks (figures printed, not asserted), after make perf-check"
+	@echo "make perf-check  the query plans the benchmarks rest on (generic plans, index use); fails when they change"
 	@echo "make down     stop what make up started"
 
 deps:
@@ -51,8 +52,11 @@ migrate: infra
 reindex: infra
 	npm run -w @humanpass/attestations-api reindex
 
-bench: infra
+bench: perf-check
 	npx tsx bench/run.ts
+
+perf-check: infra
+	node --import tsx bench/attestations-api/plans.ts
 
 clean:
 	rm -rf .run node_modules

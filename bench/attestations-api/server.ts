@@ -2,12 +2,12 @@
 //   api  — the attestations API (buildApp: rate limiting on, CORS, OpenAPI) over the bench database
 //   bare — a bare Fastify route returning a small JSON object, the reference for what the machine can do
 // Prints `port <n>` on stdout once listening.
-import { createDb } from "@humanpass/db";
+import { createPool } from "@humanpass/db";
 import Fastify from "fastify";
 import pino from "pino";
 import { buildApp } from "../../services/attestations-api/src/app";
 import { SCHEMA } from "../../services/attestations-api/src/config";
-import { createReadPool } from "../../services/attestations-api/src/db/read-pool";
+import { readSessionSettings } from "../../services/attestations-api/src/db/session-settings";
 
 const mode = process.argv[2];
 const logger = pino({ level: "warn" });
@@ -19,11 +19,14 @@ async function start() {
     return app;
   }
   const max = Number(process.env.BENCH_POOL ?? 10);
-  const db = createDb<any>({ connectionString: process.env.DATABASE_URL!, schema: SCHEMA, max: 1 });
-  const pool = createReadPool({ connectionString: process.env.DATABASE_URL!, max });
+  const pool = createPool({
+    connectionString: process.env.DATABASE_URL!,
+    schema: SCHEMA,
+    max,
+    settings: readSessionSettings(),
+  });
   // Limiting stays on (its cost is part of every request); the limit is out of reach for one client.
   return buildApp({
-    db,
     pool,
     logger,
     rateLimit: { max: 1_000_000_000, timeWindowMs: 60_000 },

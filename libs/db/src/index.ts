@@ -1,5 +1,4 @@
-import { createHash } from "node:crypto";
-import { Kysely, type Migration, Migrator, PostgresDialect, type RawBuilder, sql } from "kysely";
+import { Kysely, type Migration, Migrator, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 
 // int8 and numeric arrive as strings by default; counts and ids we store fit in a JS number only when they
@@ -48,46 +47,16 @@ export function createPool(options: DbOptions): pg.Pool {
   pool.on("error", report);
   pool.on("connect", (client) => {
     client.on("error", report);
-    runPreparedStatementsNamed(client);
   });
   return pool;
 }
 
-const PREPARED_MARK = "/* prepared */ ";
-const statementNames = new Map<string, string>();
-
-/** The name a statement text is prepared under, the same on every connection: derived from the text. */
-export function statementName(text: string): string {
-  let name = statementNames.get(text);
-  if (!name) {
-    name = `p${createHash("sha1").update(text).digest("hex").slice(0, 24)}`;
-    statementNames.set(text, name);
-  }
-  return name;
-}
-
-/**
- * `query`, run as a named prepared statement: each pooled connection parses and plans it once, then reuses the
- * plan. For hot statements whose text never varies (no value lists of varying length): planning a statement of
- * several CTEs cost Postgres about as much as running it.
- */
-export function prepared<T>(query: RawBuilder<T>): RawBuilder<T> {
-  return sql<T>`${sql.raw(PREPARED_MARK)}${query}`;
-}
-
-// Kysely hands pg the text and the values; a text marked by `prepared` gets a name derived from it, which pg
-// prepares on first use per connection.
-function runPreparedStatementsNamed(client: pg.PoolClient): void {
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  (client as { query: unknown }).query = (text: unknown, values?: unknown, callback?: unknown) => {
-    if (typeof text !== "string" || !text.startsWith(PREPARED_MARK) || !Array.isArray(values))
-      return query(text, values, callback);
-    return query({ name: statementName(text), text, values }, callback);
-  };
-}
-
 export function createDb<DB>(options: DbOptions): Kysely<DB> {
-  const pool = createPool(options);
+  return kyselyOn<DB>(createPool(options));
+}
+
+/** Kysely over a pool the caller also queries directly (e.g. with named prepared statements: `{ name, text, values }`). */
+export function kyselyOn<DB>(pool: pg.Pool): Kysely<DB> {
   return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 }
 
@@ -195,6 +164,7 @@ export async function pingDb(db: Kysely<any>): Promise<void> {
 }
 
 export { sql };
+export type Pool = pg.Pool;
 export type {
   ColumnType,
   Generated,

@@ -1,4 +1,3 @@
-import { prepared } from "@humanpass/db";
 import { type NatsConnection, headers as natsHeaders } from "@nats-io/transport-node";
 import { type Kysely, type Migration, sql, type Transaction } from "kysely";
 import pg from "pg";
@@ -107,13 +106,12 @@ export async function enqueue(
   const list = Array.isArray(events) ? events : [events];
   if (list.length === 0) return [];
   const rows = outboxRows(topology, list);
-  // One text whatever the number of rows, so it is prepared once per connection.
-  await prepared(sql`
+  await sql`
     insert into outbox (id, subject, event, trace)
     select r.id, r.subject, r.event, r.trace
     from rows from (jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
       as (id uuid, subject text, event jsonb, trace jsonb)) with ordinality as r(id, subject, event, trace, n)
-    order by r.n`).execute(trx);
+    order by r.n`.execute(trx);
   return rows.map((r) => r.event);
 }
 

@@ -1,10 +1,13 @@
 import { CommonEnv, loadConfig } from "@humanpass/config";
 import {
   createDb,
+  createPool,
   ensureDatabase,
   type Kysely,
+  kyselyOn,
   type Migration,
   migrateToLatest,
+  type Pool,
   pingDb,
 } from "@humanpass/db";
 import {
@@ -34,6 +37,8 @@ export interface ServiceRuntime<C> {
   config: C;
   logger: Logger;
   db: Kysely<any>;
+  /** The pg pool under `db`, for statements kysely cannot run (named prepared statements). */
+  pool: Pool;
   nats: NatsConnection;
   topology: Topology;
   /** For the /readyz checks of the HTTP base. */
@@ -48,6 +53,8 @@ export interface ServiceDefinition<S extends TObject, C = Static<S>> {
   /** The service's Postgres schema. */
   schema: string;
   migrations: Record<string, Migration>;
+  /** Session settings of the service's pool (e.g. its statement timeout); migrations run without them. */
+  dbSettings?(config: C & Static<typeof CommonEnvSchema>): Record<string, string>;
   /** The service's own env variables; the common ones (DATABASE_URL, NATS_URL, …) are added. */
   env: S;
   /** Streams this service publishes to or reads from; created if missing. */
@@ -93,29 +100,19 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
   const logger = createLogger({ name: definition.name, level: config.LOG_LEVEL, pretty: config.LOG_PRETTY });
   try {
     await ensureDatabase(config.DATABASE_URL);
-    const dbOptions = {
+    const applied = await migrate(config.DATABASE_URL, definition);
+    if (applied.length > 0) logger.info({ migrations: applied }, "migrations applied");
+    const pool = createPool({
       connectionString: config.DATABASE_URL,
       schema: definition.schema,
       applicationName: definition.name,
-      onError: (e: Error) => logger.warn({ err: e.message }, "postgres connection lost"),
-    };
-    // Migrations run without the request timeouts: building an index may take longer than any query should.
-    const migrationDb = createDb<any>({ ...dbOptions, max: 1 });
-    try {
-      const applied = await migrateToLatest(migrationDb, {
-        schema: definition.schema,
-        migrations: definition.migrations,
-      });
-      if (applied.length > 0) logger.info({ migrations: applied }, "migrations applied");
-    } finally {
-      await migrationDb.destroy();
-    }
-    const db = createDb<any>({
-      ...dbOptions,
       max: config.DB_POOL_MAX,
       statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
       queryTimeoutMs: config.DB_QUERY_TIMEOUT_MS,
+      settings: definition.dbSettings?.(config),
+      onError: (e: Error) => logger.warn({ err: e.message }, "postgres connection lost"),
     });
+    const db = kyselyOn<any>(pool);
     const nats = await connectNats(config.NATS_URL, logger, definition.name, {
       user: config.NATS_USER,
       pass: config.NATS_PASSWORD,
@@ -143,7 +140,7 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
         handlerMs: config.HTTP_HANDLER_TIMEOUT_MS,
       },
     };
-    const started = await definition.start({ config, logger, db, nats, topology, readiness, http });
+    const started = await definition.start({ config, logger, db, pool, nats, topology, readiness, http });
     await started.app.listen({ port: started.port, host: started.host ?? config.HOST });
     installGracefulShutdown(logger, [
       ["http", () => started.app.close()],
@@ -161,5 +158,23 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
     logger.fatal({ err: e }, "start-up failed");
     await telemetry.shutdown().catch(() => {});
     process.exit(1);
+  }
+}
+
+/** Migrations run on a connection of their own: the service's session settings (a statement timeout) do not bound them. */
+async function migrate(
+  connectionString: string,
+  definition: { name: string; schema: string; migrations: Record<string, Migration> },
+): Promise<string[]> {
+  const db = createDb<any>({
+    connectionString,
+    schema: definition.schema,
+    max: 1,
+    applicationName: definition.name,
+  });
+  try {
+    return await migrateToLatest(db, { schema: definition.schema, migrations: definition.migrations });
+  } finally {
+    await db.destroy();
   }
 }

@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
+import { createDb, createPool, type Kysely, kyselyOn, migrateToLatest } from "@humanpass/db";
 import {
   type Devnet,
   identityFromAddress,
@@ -141,7 +141,8 @@ export async function startStack(label: string): Promise<Stack> {
     const indexer = await startChainIndexer(devnet, database.url, topology);
     cleanups.push(() => indexer.stop());
 
-    const apiDb = createDb<any>({ connectionString: database.url, schema: API_SCHEMA, max: 6 });
+    const apiPool = createPool({ connectionString: database.url, schema: API_SCHEMA, max: 6 });
+    const apiDb = kyselyOn<any>(apiPool);
     cleanups.push(() => apiDb.destroy());
     await migrateToLatest(apiDb, { schema: API_SCHEMA, migrations: apiMigrations });
     const apiConsumers = await startReadModelConsumers({ db: apiDb, nats, topology, logger });
@@ -150,7 +151,7 @@ export async function startStack(label: string): Promise<Stack> {
     const apiUrl = `http://127.0.0.1:${apiPort}/api/v1`;
     let api: HttpApp | undefined;
     const startApi = async () => {
-      api = await buildAttestationsApi({ db: apiDb, logger, rateLimit: false });
+      api = await buildAttestationsApi({ pool: apiPool, logger, rateLimit: false });
       await api.listen({ port: apiPort, host: "127.0.0.1" });
     };
     const stopApi = async () => {

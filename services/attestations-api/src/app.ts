@@ -1,8 +1,7 @@
-import type { Kysely } from "@humanpass/db";
 import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
 import type { Logger } from "@humanpass/telemetry";
-import type { ReadPool } from "./db/prepared";
-import type { Database } from "./db/types";
+import { createReader } from "./db/queries";
+import type { Queryable } from "./db/types";
 import { attestationRoutes } from "./routes/attestations";
 import { healthRoutes } from "./routes/health";
 import { identityRoutes } from "./routes/identities";
@@ -14,10 +13,11 @@ import { decimalPagingOnly, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "./routes/sh
 export const API_PREFIX = "/api/v1";
 
 export interface AppDeps {
-  /** Builds the read queries. */
-  db: Kysely<Database>;
-  /** Runs them as prepared statements: a pool on the service's schema (`createPool` of @humanpass/db); without one, they run unprepared through `db`. */
-  pool?: ReadPool;
+  /**
+   * What the routes read through: a pool on the service's schema (`createPool` of @humanpass/db) whose sessions
+   * have `readSessionSettings` (generic plans, the read timeout).
+   */
+  pool: Queryable;
   logger: Logger;
   readiness?: Record<string, () => Promise<unknown>>;
   corsOrigins?: string[];
@@ -55,7 +55,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     rateLimit: deps.rateLimit ? { ...deps.rateLimit, exempt: [`${API_PREFIX}/healthCheck`] } : false,
     openapi: { title: "humanpass attestations API", version: "1.0.0", description: DESCRIPTION },
   });
-  const routeDeps = { db: deps.db, pool: deps.pool };
+  const routeDeps = createReader(deps.pool);
   await app.register(
     async (api) => {
       const scoped = api as unknown as HttpApp;

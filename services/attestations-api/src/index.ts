@@ -1,9 +1,8 @@
 export { API_PREFIX, type AppDeps, buildApp } from "./app";
 export { AttestationsApiEnv, SCHEMA, SERVICE_NAME } from "./config";
 export { migrations } from "./db/migrations";
-export type { ReadPool } from "./db/prepared";
-export { createReadPool } from "./db/read-pool";
-export type { Database } from "./db/types";
+export { readSessionSettings } from "./db/session-settings";
+export type { Database, Queryable } from "./db/types";
 export { decodeAttestationData, decodedDataJson, schemaFields } from "./decode";
 export {
   applyAttestationRecorded,

@@ -3,7 +3,7 @@ import { runService } from "@humanpass/service";
 import { buildApp } from "./app";
 import { AttestationsApiEnv, SCHEMA, SERVICE_NAME } from "./config";
 import { migrations } from "./db/migrations";
-import { createReadPool } from "./db/read-pool";
+import { readSessionSettings } from "./db/session-settings";
 import { startReadModelConsumers } from "./events/consumers";
 
 await runService({
@@ -13,17 +13,9 @@ await runService({
   env: AttestationsApiEnv,
   streams: ["CHAIN", "VERIFIER"],
   publishes: false,
-  async start({ config, logger, db, nats, topology, readiness, http }) {
-    // Reads run as prepared statements, which kysely's driver cannot do: a second pool, for the routes only.
-    const pool = createReadPool({
-      connectionString: config.DATABASE_URL,
-      max: config.DB_POOL_MAX,
-      applicationName: `${SERVICE_NAME}-read`,
-      statementTimeoutMs: config.READ_TIMEOUT_MS,
-    });
-    pool.on("error", (err) => logger.warn({ err: err.message }, "idle read connection lost"));
+  dbSettings: (config) => readSessionSettings(config.READ_TIMEOUT_MS),
+  async start({ config, logger, db, pool, nats, topology, readiness, http }) {
     const app = await buildApp({
-      db,
       pool,
       logger,
       readiness,
@@ -40,6 +32,6 @@ await runService({
       logger,
       durables: { chain: config.CHAIN_DURABLE, verifier: config.VERIFIER_DURABLE },
     });
-    return { app, port: config.PORT, host: config.HOST, consumers, stop: [["read pool", () => pool.end()]] };
+    return { app, port: config.PORT, host: config.HOST, consumers };
   },
 });

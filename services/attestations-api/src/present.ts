@@ -1,7 +1,7 @@
 import { didFromAddress, networkForChainId } from "@humanpass/identity";
 import { DID, Id } from "@iden3/js-iden3-core";
 import type { Static } from "@sinclair/typebox";
-import type { AttestationListRow, AttestationRow, Page, PageRequest, SchemaRow } from "./db/queries";
+import type { AttestationListRow, AttestationRow, Page, PageRequest, SchemaRow } from "./db/types";
 import { decodedDataJson, schemaFields } from "./decode";
 import type { AttestationListItem, AttestationSingle, SchemaListItem, SchemaSingle } from "./routes/shapes";
 

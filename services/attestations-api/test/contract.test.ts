@@ -1,7 +1,6 @@
 import { encodeAbiParameters } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../src/app";
-import { createReadPool } from "../src/db/read-pool";
 import {
   api,
   attestationRecorded,
@@ -737,54 +736,9 @@ describe("concurrent requests (answered in shared statements)", () => {
   });
 });
 
-describe("prepared statements of the read pool", () => {
-  it("a lookup repeated on one connection runs the cached generic plan, never planned again", async () => {
-    const pool = createReadPool({ connectionString: h.database.url, max: 1 });
-    const app = await buildApp({ db: h.db, pool, logger, rateLimit: false });
-    try {
-      const lookup = (a: { address: string }) =>
-        api(`/attestations?schemaId=${ownership.schemaId}&recipientEthereumAddress=${a.address}`);
-      for (let i = 0; i < 12; i++) {
-        const { status, body } = await getJson(app, lookup([agent1, agent2, agent3][i % 3]!));
-        expect(status).toBe(200);
-        expect(body.totalItems).toBe(1);
-      }
-      const { rows } = await pool.query<{ generic_plans: string; custom_plans: string }>(
-        "select generic_plans, custom_plans from pg_prepared_statements where statement like '%unnest%'",
-      );
-      expect(rows).toEqual([{ generic_plans: "12", custom_plans: "0" }]);
-    } finally {
-      await app.close();
-      await pool.end();
-    }
-  });
-});
-
-describe("built without a read pool", () => {
-  it("answers the same through kysely alone (other services' tests build it that way)", async () => {
-    const app = await buildApp({ db: h.db, logger, rateLimit: false });
-    try {
-      for (const path of [
-        `/attestations?schemaId=${ownership.schemaId}&recipientEthereumAddress=${agent1.address}`,
-        `/attestations/${revokedPairing.attestationId}`,
-        `/identities/${human1.did}/attestations`,
-        `/schemas/${review.schemaId}`,
-        `/nullifier?userId=${USER_ID}`,
-        `/search/${human2.did}`,
-      ]) {
-        const [withPool, without] = [await getJson(h.app, api(path)), await getJson(app, api(path))];
-        expect(without).toMatchObject({ status: 200, body: withPool.body });
-      }
-    } finally {
-      await app.close();
-    }
-  });
-});
-
 describe("rate limiting", () => {
   it("answers 429 with Retry-After past the limit, per client, and never limits /healthCheck", async () => {
     const app = await buildApp({
-      db: h.db,
       pool: h.pool,
       logger,
       rateLimit: { max: 3, timeWindowMs: 60_000 },

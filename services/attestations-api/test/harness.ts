@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createDb, type Kysely, type Migration, migrateToLatest } from "@humanpass/db";
+import { createPool, type Kysely, kyselyOn, type Migration, migrateToLatest, type Pool } from "@humanpass/db";
 import type {
   AttestationRecordedData,
   AttestationRevokedData,
@@ -35,8 +35,7 @@ import { encodeAbiParameters, getAddress, type Hex } from "viem";
 import { type AppDeps, buildApp } from "../src/app";
 import { SCHEMA } from "../src/config";
 import { migrations } from "../src/db/migrations";
-import type { ReadPool } from "../src/db/prepared";
-import { createReadPool } from "../src/db/read-pool";
+import { readSessionSettings } from "../src/db/session-settings";
 import type { Database } from "../src/db/types";
 import { startReadModelConsumers } from "../src/events/consumers";
 
@@ -49,7 +48,8 @@ export const CHAIN_ID = 45056;
 export interface Harness {
   database: TestDatabase;
   db: Kysely<Database>;
-  pool: ReadPool;
+  /** The pool under `db`, with the service's session settings, as main.ts builds it. */
+  pool: Pool;
   nats: NatsConnection;
   topology: Topology;
   app: HttpApp;
@@ -72,15 +72,19 @@ export async function startHarness(
   schemaMigrations: Record<string, Migration> = migrations,
 ): Promise<Harness> {
   const database = await createTestDatabase(label);
-  const db = createDb<Database>({ connectionString: database.url, schema: SCHEMA, max: 6 });
+  const pool = createPool({
+    connectionString: database.url,
+    schema: SCHEMA,
+    max: 8,
+    settings: readSessionSettings(),
+  });
+  const db = kyselyOn<Database>(pool);
   await migrateToLatest(db, { schema: SCHEMA, migrations: schemaMigrations });
   const nats = await connectTestNats();
   const topology = testTopology();
   await ensureStreams(await jetstreamManager(nats), topology, ["CHAIN", "VERIFIER"]);
   const consumers = await startReadModelConsumers({ db, nats, topology, logger });
-  const pool = createReadPool({ connectionString: database.url, max: 4 });
   const app = await buildApp({
-    db,
     pool,
     logger,
     rateLimit: false,
@@ -123,7 +127,6 @@ export async function startHarness(
     },
     async close() {
       await app.close();
-      await pool.end();
       for (const c of consumers) await c.stop();
       await deleteTestStreams(nats, topology);
       await nats.close();

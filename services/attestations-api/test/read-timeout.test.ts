@@ -1,9 +1,10 @@
-import { sql } from "@humanpass/db";
+import { createPool, sql } from "@humanpass/db";
 import type { HttpApp } from "@humanpass/http";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../src/app";
-import { createReadPool } from "../src/db/read-pool";
+import { SCHEMA } from "../src/config";
+import { readSessionSettings } from "../src/db/session-settings";
 import { getJson, type Harness, logger, schemaRegistered, startHarness } from "./harness";
 
 let h: Harness;
@@ -27,8 +28,13 @@ beforeAll(async () => {
       ${`0x${"0".repeat(64)}`}, '0x', '0x5FbDB2315678afecb367f032d93F642f64180aa3', 45056, 1000 + g, 0, '0x'
     from generate_series(1, 50000) g`.execute(h.db);
   await sql`analyze attestations`.execute(h.db);
-  pool = createReadPool({ connectionString: h.database.url, max: 2, statementTimeoutMs: 1 });
-  app = await buildApp({ db: h.db, pool, logger, rateLimit: false });
+  pool = createPool({
+    connectionString: h.database.url,
+    schema: SCHEMA,
+    max: 2,
+    settings: readSessionSettings(1),
+  });
+  app = await buildApp({ pool, logger, rateLimit: false });
   await app.ready();
 });
 afterAll(async () => {

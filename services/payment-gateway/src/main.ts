@@ -28,7 +28,7 @@ await runService({
   env: PaymentGatewayEnv,
   streams: ["PAYMENTS", "CHAIN"],
   publishes: true,
-  async start({ config, logger, db, nats, topology, readiness, http }) {
+  async start({ config, logger, db, nats, topology, readiness, http, pool }) {
     checkSettings(config);
     const routesFile = loadRoutesFile(config.ROUTES_FILE);
     const inMemory = config.USAGE_STORAGE === "memory";
@@ -65,7 +65,7 @@ await runService({
             }
           },
         })
-      : new PostgresProofAdmissions(db, topology, logger);
+      : new PostgresProofAdmissions(pool, topology, logger);
     if (!config.HUMAN_PROOF_NONCE_KEYS)
       logger.warn(
         "HUMAN_PROOF_NONCE_KEYS unset: this process recognises only the challenge nonces it issued itself; development only",

@@ -1,4 +1,4 @@
-import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
+import { createPool, type Kysely, kyselyOn, migrateToLatest, type Pool } from "@humanpass/db";
 import type { HumanProofEvent } from "@humanpass/human-proof";
 import {
   createTestDatabase,
@@ -16,13 +16,15 @@ import type { Database } from "../src/db/types";
 import { PostgresHumanUsageStorage } from "../src/db/usage-storage";
 
 let database: TestDatabase;
+let pools: Pool[];
 let dbs: Kysely<Database>[];
 let storages: PostgresHumanUsageStorage[];
 
 beforeAll(async () => {
   database = await createTestDatabase("pg_usage");
   // Two pools stand for two gateway instances.
-  dbs = [0, 1].map(() => createDb<Database>({ connectionString: database.url, schema: SCHEMA, max: 20 }));
+  pools = [0, 1].map(() => createPool({ connectionString: database.url, schema: SCHEMA, max: 20 }));
+  dbs = pools.map((pool) => kyselyOn<Database>(pool));
   await migrateToLatest(dbs[0], { schema: SCHEMA, migrations });
   storages = dbs.map((db) => new PostgresHumanUsageStorage(db));
 });
@@ -79,7 +81,7 @@ describe("PostgresHumanUsageStorage", () => {
 describe("PostgresProofAdmissions", () => {
   const topology = testTopology();
   const logger = pino({ level: "silent" });
-  const admissions = () => dbs.map((db) => new PostgresProofAdmissions(db, topology, logger));
+  const admissions = () => pools.map((pool) => new PostgresProofAdmissions(pool, topology, logger));
   const verified = (humanId: string): HumanProofEvent => ({
     type: "human_verified",
     resource: "http://gw/r",
@@ -151,7 +153,7 @@ describe("PostgresProofAdmissions", () => {
   });
 
   it("forgets nonces whose proofs have expired", async () => {
-    const store = new PostgresProofAdmissions(dbs[0], topology, logger, 0);
+    const store = new PostgresProofAdmissions(pools[0], topology, logger, 0);
     await store.admit({ ...admission("old-nonce", "504"), nonceExpiresAt: new Date(Date.now() - 1_000) });
     await store.admit(admission("another", "504"));
     await eventually(async () => {
@@ -170,9 +172,9 @@ describe("PostgresProofAdmissions", () => {
       write: (line: string) => void lines.push(JSON.parse(line)),
     } as unknown as pino.DestinationStream);
     const proxy = await TcpProxy.forUrl(database.url).start();
-    const db = createDb<Database>({ connectionString: proxy.url(database.url), schema: SCHEMA, max: 1 });
+    const pool = createPool({ connectionString: proxy.url(database.url), schema: SCHEMA, max: 1 });
     try {
-      const store = new PostgresProofAdmissions(db, topology, capturing);
+      const store = new PostgresProofAdmissions(pool, topology, capturing);
       proxy.cut();
       await expect(store.admit(admission("n-down", "h-down"))).rejects.toThrow();
       expect(lines.filter((l) => l.msg.startsWith("human proof"))).toEqual([
@@ -183,7 +185,7 @@ describe("PostgresProofAdmissions", () => {
         }),
       ]);
     } finally {
-      await db.destroy();
+      await pool.end();
       await proxy.stop();
     }
   });

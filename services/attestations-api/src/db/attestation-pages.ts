@@ -1,86 +1,91 @@
-import { execute, type NamedStatement, named, type Reader } from "./prepared";
+import type { BatchedReads, BatchedRow } from "./batched-reads";
+import { read, type Statement } from "./read";
+import { SCHEMAS_VERSION_SQL, type SchemaCatalog, withSchema } from "./schema-catalog";
 import type {
   AttestationFilter,
   AttestationListRow,
   FilterColumn,
   Page,
   PageRequest,
+  Queryable,
   StoredAttestation,
-} from "./queries";
-import { SCHEMAS_VERSION_SQL, type SchemaCatalog, withSchema } from "./schema-catalog";
+} from "./types";
 
-const FILTER_COLUMNS = new Set<FilterColumn>([
-  "schema_id",
-  "attester_did",
-  "attester_iden3_id",
-  "attester_address",
-  "recipient_did",
-  "recipient_iden3_id",
-  "recipient_address",
-]);
+/** Each filter column and the short code naming it in statement names (Postgres cuts names at 63 bytes). */
+const FILTER_CODES: Record<FilterColumn, string> = {
+  schema_id: "s",
+  attester_did: "ad",
+  attester_iden3_id: "ai",
+  attester_address: "aa",
+  recipient_did: "rd",
+  recipient_iden3_id: "ri",
+  recipient_address: "ra",
+};
 
 /** A list item's columns, but those of its schema, which `SchemaCatalog` adds. */
 const ITEM_COLUMNS = `a.id, a.schema_id, a.creation_time, a.attester_did, a.attester_iden3_id, a.attester_address,
   a.recipient_did, a.recipient_iden3_id, a.recipient_address, a.data`;
 
-/** The same columns as the outer query passes them on: the chain position orders the page but is not sent. */
+/** The same columns as the outer query of a page passes them on: the chain position orders the page but is not sent. */
 const OUTPUT_COLUMNS = `p.id, p.schema_id, p.creation_time, p.attester_did, p.attester_iden3_id, p.attester_address,
   p.recipient_did, p.recipient_iden3_id, p.recipient_address, p.data`;
 
-/** Most requests one statement answers together; larger bursts take several. */
-const MAX_BATCH = 64;
-
-/** The two statements of one filter shape: the pages, and the totals of those that need them counted. */
+/** The two statements of one filter shape: pages (batched, see `BatchedReads`), and the totals of one filter. */
 interface Shape {
-  page: NamedStatement;
-  totals: NamedStatement;
+  page: Statement;
+  totals: Statement;
+}
+
+/** The column as a list filter compares it: addresses lower-case, as their index is on `lower(…)`. */
+export function matched(column: FilterColumn): string {
+  return column.endsWith("_address") ? `lower(a.${column})` : `a.${column}`;
 }
 
 const shapes = new Map<string, Shape>();
 
 /**
- * The statements answering many page requests of one filter shape at once: each request is a row of `unnest`
- * (its filter values, limit and offset) joined laterally to its page, or to its totals. `not a.revoked` is a
- * literal so the generic plan of the prepared statement can use the partial indexes.
+ * The statements of a filter shape (its match and columns), the filter values their first parameters: as arrays,
+ * one element per request, in the batched page statement. `not a.revoked` is a literal so the generic plan of the
+ * prepared statement can use the partial indexes.
  */
 function shapeOf(filter: AttestationFilter): Shape {
   const columns = filter.conditions.map((c) => c.column);
-  const key = `${filter.match}:${columns.join(",")}`;
+  const key = `${filter.match}/${columns.map((column) => FILTER_CODES[column]).join(",")}`;
   let shape = shapes.get(key);
   if (!shape) {
-    for (const column of columns)
-      if (!FILTER_COLUMNS.has(column)) throw new Error(`not a filter column: ${column}`);
-    const matches = columns.map(
-      (column, i) => `${column.endsWith("_address") ? `lower(a.${column})` : `a.${column}`} = r.c${i}`,
-    );
-    const condition =
-      matches.length === 0
+    if (columns.some((column) => !(column in FILTER_CODES))) throw new Error(`not a filter column in ${key}`);
+    const condition = (value: (i: number) => string) => {
+      const matches = columns.map((column, i) => `${matched(column)} = ${value(i)}`);
+      return matches.length === 0
         ? "not a.revoked"
         : `not a.revoked and (${matches.join(filter.match === "all" ? " and " : " or ")})`;
-    const values = columns.map((_, i) => `$${i + 1}::text[]`);
-    const names = columns.map((_, i) => `c${i}`);
-    // One row past the page tells whether there is more than the page holds.
-    const page = named(`select r.ord, ${OUTPUT_COLUMNS}, ${SCHEMAS_VERSION_SQL} as schemas_version
-from unnest(${[...values, `$${columns.length + 1}::bigint[]`, `$${columns.length + 2}::bigint[]`].join(", ")}) with ordinality as r(${[...names, "lim", "off", "ord"].join(", ")})
+    };
+    const arrays = [
+      ...columns.map((_, i) => `$${i + 1}::text[]`),
+      `$${columns.length + 1}::bigint[]`,
+      `$${columns.length + 2}::bigint[]`,
+    ];
+    const names = [...columns.map((_, i) => `c${i}`), "lim", "off", "ord"];
+    // A left join, so every request has a row (its `schemas_version`) even when its page is empty.
+    const page: Statement = {
+      name: `attestation-page/${key}`,
+      text: `select r.ord, ${OUTPUT_COLUMNS}, ${SCHEMAS_VERSION_SQL} as schemas_version
+from unnest(${arrays.join(", ")}) with ordinality as r(${names.join(", ")})
 left join lateral (
   select ${ITEM_COLUMNS}, a.block_number, a.log_index
   from attestations a
-  where ${condition}
+  where ${condition((i) => `r.c${i}`)}
   order by a.block_number, a.log_index, a.id
-  limit r.lim + 1 offset r.off
+  limit r.lim offset r.off
 ) p on true
-order by r.ord, p.block_number, p.log_index, p.id`);
-    // The page sizes, unused here, give `unnest` an array to count requests by when the filter has no values.
-    const requests = `unnest(${[...values, `$${columns.length + 1}::bigint[]`].join(", ")}) with ordinality as r(${[...names, "lim", "ord"].join(", ")})`;
-    const totals = named(
-      keptTotals(filter, requests) ??
-        `select r.ord, c.total, c.unique_attesters
-from ${requests}
-cross join lateral (
-  select count(*) as total, count(distinct a.attester_did) as unique_attesters from attestations a where ${condition}
-) c
-order by r.ord`,
-    );
+order by r.ord, p.block_number, p.log_index, p.id`,
+    };
+    const totals: Statement = {
+      name: `attestation-totals/${key}`,
+      text:
+        keptTotals(filter) ??
+        `select count(*) as total, count(distinct a.attester_did) as unique_attesters from attestations a where ${condition((i) => `$${i + 1}`)}`,
+    };
     shape = { page, totals };
     shapes.set(key, shape);
   }
@@ -92,119 +97,53 @@ order by r.ord`,
  * which match few enough to count: all attestations and a schema's (`list_totals`), and an attester DID's, alone or
  * within a schema (`list_attesters`: one attester, so `uniqueItems` is 1 while it has any).
  */
-function keptTotals(filter: AttestationFilter, requests: string): string | null {
+function keptTotals(filter: AttestationFilter): string | null {
   const shape = `${filter.conditions.length > 1 ? filter.match : ""}:${filter.conditions.map((c) => c.column).join(",")}`;
-  const fromTotals = (
-    scope: string,
-  ) => `select r.ord, coalesce(t.listed, 0) as total, coalesce(t.attesters, 0) as unique_attesters
-from ${requests}
-left join list_totals t on t.scope = ${scope}
-order by r.ord`;
-  const fromAttesters = (scope: string, attester: string) => `select r.ord, coalesce(l.listed, 0) as total,
-  case when l.listed > 0 then 1 else 0 end as unique_attesters
-from ${requests}
-left join list_attesters l on l.scope = ${scope} and l.attester_did = ${attester}
-order by r.ord`;
+  const fromTotals = (scope: string) =>
+    `select coalesce(max(t.listed), 0) as total, coalesce(max(t.attesters), 0) as unique_attesters
+from list_totals t where t.scope = ${scope}`;
+  const fromAttesters = (scope: string, attester: string) =>
+    `select coalesce(max(l.listed), 0) as total, case when max(l.listed) > 0 then 1 else 0 end as unique_attesters
+from list_attesters l where l.scope = ${scope} and l.attester_did = ${attester}`;
   if (shape === ":") return fromTotals("''");
-  if (shape === ":schema_id") return fromTotals("r.c0");
-  if (shape === ":attester_did") return fromAttesters("''", "r.c0");
-  if (shape === "all:schema_id,attester_did") return fromAttesters("r.c0", "r.c1");
+  if (shape === ":schema_id") return fromTotals("$1");
+  if (shape === ":attester_did") return fromAttesters("''", "$1");
+  if (shape === "all:schema_id,attester_did") return fromAttesters("$1", "$2");
   return null;
 }
 
-interface Pending {
-  filter: AttestationFilter;
-  page: PageRequest;
-  resolve(page: Page<AttestationListRow>): void;
-  reject(error: unknown): void;
-}
-
-type PageRow = StoredAttestation & { ord: string; schemas_version: string };
-type TotalsRow = { ord: string; total: string; unique_attesters: string };
+type PageRow = BatchedRow & StoredAttestation & { schemas_version: string };
+type TotalsRow = { total: string; unique_attesters: string };
 
 /**
- * Pages of listed attestations, oldest first by chain position, with their totals. Requests that arrive in the
- * same turn of the event loop with the same filter shape are answered together: under load the hot ownership
- * lookup then costs Postgres one round trip per batch instead of one per request. A first page that holds every
- * match (an ownership lookup's one attestation) carries its own totals; the others are counted by a second
- * statement, as counting every match costs as much again as finding the page. New attestations only ever append,
- * so the page boundaries a client walks never move.
+ * One page of listed attestations, oldest first by chain position, with its totals. New attestations only ever
+ * append, so the page boundaries a client walks never move. A first page that holds every match (an ownership
+ * lookup's one attestation) carries its own totals; the others are counted by a second statement, as counting
+ * every match costs as much again as finding the page.
  */
-export class AttestationPages {
-  private pending = new Map<string, Pending[]>();
-  private scheduled = false;
-
-  constructor(
-    private readonly reader: Reader,
-    private readonly schemas: SchemaCatalog,
-  ) {}
-
-  page(filter: AttestationFilter, page: PageRequest): Promise<Page<AttestationListRow>> {
-    return new Promise((resolve, reject) => {
-      const key = shapeOf(filter).page.name;
-      const queue = this.pending.get(key);
-      if (queue) queue.push({ filter, page, resolve, reject });
-      else this.pending.set(key, [{ filter, page, resolve, reject }]);
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
-    });
-  }
-
-  private flush(): void {
-    this.scheduled = false;
-    const taken = this.pending;
-    this.pending = new Map();
-    for (const queue of taken.values()) {
-      for (let i = 0; i < queue.length; i += MAX_BATCH) void this.answer(queue.slice(i, i + MAX_BATCH));
-    }
-  }
-
-  private async answer(batch: Pending[]): Promise<void> {
-    try {
-      const shape = shapeOf(batch[0]!.filter);
-      const rows = await execute<PageRow>(this.reader, shape.page, [
-        ...filterValues(batch),
-        batch.map((p) => p.page.size),
-        batch.map((p) => (p.page.number - 1) * p.page.size),
-      ]);
-      // One row per request at least (the lateral join is a left join), so there is always a version to read.
-      const schemas = await this.schemas.at(rows[0]!.schemas_version);
-      const found: AttestationListRow[][] = batch.map(() => []);
-      for (const row of rows) if (row.id !== null) found[Number(row.ord) - 1]!.push(withSchema(row, schemas));
-      const pages: Page<AttestationListRow>[] = [];
-      const uncounted: number[] = [];
-      batch.forEach(({ page }, i) => {
-        const matches = found[i]!;
-        const complete = page.number === 1 && matches.length <= page.size;
-        pages.push({
-          total: matches.length,
-          unique: new Set(matches.map((m) => m.attester_did)).size,
-          rows: complete ? matches : matches.slice(0, page.size),
-        });
-        if (!complete) uncounted.push(i);
-      });
-      if (uncounted.length > 0) {
-        const counted = uncounted.map((i) => batch[i]!);
-        const totals = await execute<TotalsRow>(this.reader, shape.totals, [
-          ...filterValues(counted),
-          counted.map((p) => p.page.size),
-        ]);
-        for (const row of totals) {
-          const page = pages[uncounted[Number(row.ord) - 1]!]!;
-          page.total = Number(row.total);
-          page.unique = Number(row.unique_attesters);
-        }
-      }
-      batch.forEach((p, i) => p.resolve(pages[i]!));
-    } catch (error) {
-      for (const p of batch) p.reject(error);
-    }
-  }
-}
-
-/** Each filter condition's values across the batch, one array per condition. */
-function filterValues(batch: Pending[]): string[][] {
-  return batch[0]!.filter.conditions.map((_, i) => batch.map((p) => p.filter.conditions[i]!.value));
+export async function pageOfAttestations(
+  pool: Queryable,
+  batches: BatchedReads,
+  schemas: SchemaCatalog,
+  filter: AttestationFilter,
+  page: PageRequest,
+): Promise<Page<AttestationListRow>> {
+  const shape = shapeOf(filter);
+  const values = filter.conditions.map((c) => c.value);
+  // One row past the page tells whether there is more than the page holds.
+  const rows = await batches.read<PageRow>(shape.page, [
+    ...values,
+    page.size + 1,
+    (page.number - 1) * page.size,
+  ]);
+  const catalog = await schemas.at(rows[0]!.schemas_version);
+  const matches = rows.filter((row) => row.id !== null).map((row) => withSchema(row, catalog));
+  if (page.number === 1 && matches.length <= page.size)
+    return { total: matches.length, unique: new Set(matches.map((m) => m.attester_did)).size, rows: matches };
+  const [totals] = await read<TotalsRow>(pool, shape.totals, values);
+  return {
+    total: Number(totals!.total),
+    unique: Number(totals!.unique_attesters),
+    rows: matches.slice(0, page.size),
+  };
 }

@@ -1,4 +1,5 @@
 import type { OutboxTables } from "@humanpass/events";
+import type pg from "pg";
 
 /** Chain position of a record: the monotonic key lists are ordered by, and what a reorg rolls back. */
 interface ChainPositionColumns {
@@ -89,6 +90,79 @@ export interface ListAttestersTable {
   scope: string;
   attester_did: string;
   listed: string;
+}
+
+/** What the routes read through: a pool on the service's schema (`createPool` of @humanpass/db). */
+export type Queryable = Pick<pg.Pool, "query">;
+
+export interface PageRequest {
+  number: number;
+  size: number;
+}
+
+export interface Page<T> {
+  total: number;
+  unique: number;
+  rows: T[];
+}
+
+/** Columns an attestation list is filtered on; addresses are matched lower-case (their index is on `lower(…)`). */
+export type FilterColumn =
+  | "schema_id"
+  | "attester_did"
+  | "attester_iden3_id"
+  | "attester_address"
+  | "recipient_did"
+  | "recipient_iden3_id"
+  | "recipient_address";
+
+/** Conditions on listed attestations, all of which (or any of which) must hold; values in the stored form. */
+export interface AttestationFilter {
+  match: "all" | "any";
+  conditions: Array<{ column: FilterColumn; value: string }>;
+}
+
+/** What a list item shows of an attestation's own columns. */
+export type StoredAttestation = Pick<
+  AttestationsTable,
+  | "id"
+  | "schema_id"
+  | "creation_time"
+  | "attester_did"
+  | "attester_iden3_id"
+  | "attester_address"
+  | "recipient_did"
+  | "recipient_iden3_id"
+  | "recipient_address"
+  | "data"
+>;
+
+/** A list item's attestation with its schema's name, signature and place (null when the schema is unknown). */
+export interface AttestationListRow extends StoredAttestation {
+  schema_name: string | null;
+  schema_raw: string | null;
+  schema_index: string | null;
+}
+
+/** What the single form shows: the list item's columns and the attestation's life (expiry, revocation) and tx. */
+export type AttestationRow = AttestationListRow &
+  Pick<AttestationsTable, "expiration_time" | "revocable" | "revoked" | "revocation_time" | "tx_hash">;
+
+/** A schema with its place in registration order and its count of listed attestations. */
+export type SchemaRow = Omit<
+  SchemasTable,
+  "registry" | "block_timestamp" | "block_number" | "log_index" | "event_id"
+> & {
+  schema_index: string;
+  attestations_count: string;
+};
+
+/** What an attestation list item shows of its schema. */
+export interface SchemaInfo {
+  name: string;
+  raw: string;
+  /** Place in registration (chain) order, 1 for the first, as a string. */
+  index: string;
 }
 
 /** The tables the consumers fill (or their triggers); `reindex` empties them (with the inbox) before replaying. */

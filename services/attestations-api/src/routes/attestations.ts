@@ -1,11 +1,7 @@
 import { type HttpApp, HttpError } from "@humanpass/http";
 import { Type } from "@sinclair/typebox";
-import {
-  type AttestationFilter,
-  type FilterColumn,
-  findAttestation,
-  pageOfAttestations,
-} from "../db/queries";
+import { findAttestation, pageOfAttestations } from "../db/queries";
+import type { AttestationFilter, FilterColumn } from "../db/types";
 import { attestationItem, attestationSingle, envelope } from "../present";
 import type { RouteDeps } from "./context";
 import {

@@ -1,4 +1,4 @@
 import type { Reader } from "../db/queries";
 
-/** What the routes read through: kysely to build queries, a pool to run them prepared. */
+/** What the routes read through: the service's pool and the schemas it holds in memory. */
 export type RouteDeps = Reader;

@@ -2,7 +2,8 @@ import { type HttpApp, HttpError } from "@humanpass/http";
 import { identityKind } from "@humanpass/identity";
 import { Type } from "@sinclair/typebox";
 import { getAddress } from "viem";
-import { type AttestationFilter, pageOfAttestations } from "../db/queries";
+import { pageOfAttestations } from "../db/queries";
+import type { AttestationFilter } from "../db/types";
 import { attestationItem, envelope } from "../present";
 import type { RouteDeps } from "./context";
 import {

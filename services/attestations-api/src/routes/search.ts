@@ -1,6 +1,7 @@
 import type { HttpApp } from "@humanpass/http";
 import { Type } from "@sinclair/typebox";
-import { findAttestation, findSchema, findSchemasByName, identitySides, type SchemaRow } from "../db/queries";
+import { findAttestation, findSchema, findSchemasByName, identitySides } from "../db/queries";
+import type { SchemaRow } from "../db/types";
 import { schemaFields } from "../decode";
 import type { RouteDeps } from "./context";
 import { resolveIdentity } from "./identities";

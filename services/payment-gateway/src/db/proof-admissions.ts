@@ -1,4 +1,4 @@
-import { isDatabaseUnavailable, type Kysely, prepared, sql } from "@humanpass/db";
+import { isDatabaseUnavailable, type Pool } from "@humanpass/db";
 import { type OutboxEvent, outboxRows, type Topology } from "@humanpass/events";
 import {
   type AdmissionOutcome,
@@ -10,27 +10,48 @@ import {
 import type { Logger } from "@humanpass/telemetry";
 import { checkedPaymentEvent, paymentEventOf } from "../events/payment-events";
 import { throttledPurge } from "./expiry-purge";
-import type { Database } from "./types";
+
+/** The admission of one proof, its values: nonce, expiry, human, scope, whether a use is counted, maxUse, events. */
+const ADMIT = `
+with fresh as (
+  insert into used_proof_nonces (nonce, expires_at) values ($1, $2)
+  on conflict (nonce) do nothing
+  returning nonce
+), used as (
+  insert into human_usage as u (human_id, scope, count)
+  select $3, $4, 1 from fresh
+  where $5::boolean and $6::integer >= 1
+  on conflict (human_id, scope) do update set count = u.count + 1, updated_at = now()
+    where u.count < $6::integer
+  returning u.count
+), written as (
+  insert into outbox (id, subject, event, trace)
+  select r.id, r.subject, r.event, r.trace
+  from jsonb_to_recordset($7::jsonb)
+    as r(id uuid, subject text, event jsonb, trace jsonb, on_refusal boolean)
+  where exists (select from fresh) and (not r.on_refusal or not exists (select from used))
+)
+select exists (select from fresh) as fresh, (select count from used) as count`;
 
 /**
  * Human-proof admissions shared by every gateway instance, each one statement: the proof's nonce is inserted
  * once (unique key), and only if it was new the human's counter is incremented if below `maxUse` (conditional
  * upsert) and the events go to the outbox, `max_use_exceeded` only when the counter was at its cap. One round
- * trip and one commit, and the events exist exactly when the nonce and the use do. Prepared: planning its four
- * CTEs cost Postgres as much as running them.
+ * trip and one commit, and the events exist exactly when the nonce and the use do. A named prepared statement:
+ * planning its four CTEs costs Postgres about as much as running them.
  */
 export class PostgresProofAdmissions implements ProofAdmissions {
   // A proof past its expiry is refused for age before its nonce is looked at, so its row can go.
   private readonly purgeExpired: () => void;
 
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly pool: Pick<Pool, "query">,
     private readonly topology: Topology,
     private readonly logger: Logger,
     purgeIntervalMs = 60_000,
   ) {
     this.purgeExpired = throttledPurge(
-      (now) => db.deleteFrom("used_proof_nonces").where("expires_at", "<", now).execute(),
+      (now) => pool.query("delete from used_proof_nonces where expires_at < $1", [now]),
       "expired proof nonces",
       logger,
       purgeIntervalMs,
@@ -57,27 +78,20 @@ export class PostgresProofAdmissions implements ProofAdmissions {
       ...this.rows(admission.events, false),
       ...(use ? this.rows([maxUseExceededEvent(resource, use)], true) : []),
     ];
-    const { rows: result } = await prepared(sql<{ fresh: boolean; count: number | null }>`
-      with fresh as (
-        insert into used_proof_nonces (nonce, expires_at) values (${nonce}, ${nonceExpiresAt})
-        on conflict (nonce) do nothing
-        returning nonce
-      ), used as (
-        insert into human_usage as u (human_id, scope, count)
-        select ${use?.humanId ?? ""}, ${use?.scope ?? ""}, 1 from fresh
-        where ${use !== undefined}::boolean and ${use?.maxUse ?? 0}::integer >= 1
-        on conflict (human_id, scope) do update set count = u.count + 1, updated_at = now()
-          where u.count < ${use?.maxUse ?? 0}::integer
-        returning u.count
-      ), written as (
-        insert into outbox (id, subject, event, trace)
-        select r.id, r.subject, r.event, r.trace
-        from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-          as r(id uuid, subject text, event jsonb, trace jsonb, on_refusal boolean)
-        where exists (select from fresh) and (not r.on_refusal or not exists (select from used))
-      )
-      select exists (select from fresh) as fresh, (select count from used) as count`).execute(this.db);
-    const outcome = result[0] as { fresh: boolean; count: number | null };
+    const { rows: result } = await this.pool.query<{ fresh: boolean; count: number | null }>({
+      name: "proof-admission",
+      text: ADMIT,
+      values: [
+        nonce,
+        nonceExpiresAt,
+        use?.humanId ?? "",
+        use?.scope ?? "",
+        use !== undefined,
+        use?.maxUse ?? 0,
+        JSON.stringify(rows),
+      ],
+    });
+    const outcome = result[0]!;
     return { nonceFresh: outcome.fresh, count: outcome.count };
   }
 

@@ -2,7 +2,7 @@
  * The real attestations-api (services/attestations-api: its migrations, read model and HTTP app) on
  * 127.0.0.1, filled through its own event appliers with the records a test needs.
  */
-import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
+import { createPool, type Kysely, kyselyOn, migrateToLatest } from "@humanpass/db";
 import type { AttestationRevokedData } from "@humanpass/events";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "@humanpass/human-proof";
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
@@ -34,10 +34,11 @@ export interface AttestationsApi {
 }
 
 export async function startAttestationsApi(databaseUrl: string): Promise<AttestationsApi> {
-  const db: Kysely<any> = createDb<any>({ connectionString: databaseUrl, schema: SCHEMA, max: 4 });
+  const pool = createPool({ connectionString: databaseUrl, schema: SCHEMA, max: 4 });
+  const db: Kysely<any> = kyselyOn<any>(pool);
   await migrateToLatest(db, { schema: SCHEMA, migrations });
   const app = await buildApp({
-    db,
+    pool,
     logger: pino({ level: "silent" }) as Parameters<typeof buildApp>[0]["logger"],
     rateLimit: false,
   });

@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
+import { createPool, type Kysely, kyselyOn, migrateToLatest } from "@humanpass/db";
 import { ABIs, type Devnet, startDevnet } from "@humanpass/devnet";
 import {
   type CloudEvent,
@@ -101,7 +101,8 @@ export interface Stack {
 export async function startStack(label: string): Promise<Stack> {
   const devnet = await startDevnet({ accounts: 20, usdcAccounts: 14 });
   const database = await createTestDatabase(label);
-  const db = createDb<any>({ connectionString: database.url, schema: SCHEMA, max: 20 });
+  const pool = createPool({ connectionString: database.url, schema: SCHEMA, max: 20 });
+  const db = kyselyOn<any>(pool);
   await migrateToLatest(db, { schema: SCHEMA, migrations });
   const nats = await connectTestNats();
   const topology = testTopology();
@@ -177,7 +178,7 @@ export async function startStack(label: string): Promise<Stack> {
         facilitator: options.facilitator ?? facilitator,
         verifier: options.verifier ?? verifier(),
         storage: options.storage === null ? undefined : (options.storage ?? storage),
-        admissions: new PostgresProofAdmissions(db, topology, logger),
+        admissions: new PostgresProofAdmissions(pool, topology, logger),
         reservations: new PostgresPaymentReservations(db, logger),
         events,
         rateLimit: false,

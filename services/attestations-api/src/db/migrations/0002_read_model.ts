@@ -8,7 +8,7 @@ const position = (t: ReturnType<Kysely<any>["schema"]["createTable"]>) =>
     .addColumn("tx_hash", "text", (c) => c.notNull());
 
 /** Columns an attestation list can be filtered on; each gets a partial index over the listed (not revoked) rows. */
-export const FILTER_COLUMNS = [
+const FILTER_COLUMNS = [
   "schema_id",
   "attester_did",
   "attester_iden3_id",
