@@ -1,7 +1,8 @@
-// `make build`: `tsc -b tsconfig.build.json` through the TypeScript API, so one transformer can complete the relative
-// specifiers as emitted. The sources import `./app` (moduleResolution Bundler); Node's ESM loader, and integrators'
-// `moduleResolution: node16`, need `./app.js` or `./db/index.js`. The transformer rewrites those in the emitted
-// JavaScript and declarations only; the sources, the incremental build info and the project graph are tsc's own.
+// `make build`: `tsc -b` over tsconfig.build.json (or the projects named as arguments) through the TypeScript API,
+// so one transformer can complete the relative specifiers as emitted. The sources import `./app` (moduleResolution
+// Bundler); Node's ESM loader, and integrators' `moduleResolution: node16`, need `./app.js` or `./db/index.js`.
+// The transformer rewrites those in the emitted JavaScript and declarations only; the sources, the incremental
+// build info and the project graph are tsc's own.
 import { existsSync } from "node:fs";
 import path from "node:path";
 import ts from "typescript";
@@ -87,9 +88,15 @@ const formatHost = {
 };
 const report = (diagnostic) =>
   process.stderr.write(ts.formatDiagnosticsWithColorAndContext([diagnostic], formatHost));
-const verbose = process.argv.includes("--verbose");
+const args = process.argv.slice(2);
+const verbose = args.includes("--verbose");
+// Projects named on the command line (e.g. services/verifier/tsconfig.build.json: that service and what it
+// references, as the Dockerfile builds it), or all of them.
+const projects = args.filter((a) => !a.startsWith("--"));
 const host = ts.createSolutionBuilderHost(ts.sys, undefined, report, verbose ? report : () => {});
-const builder = ts.createSolutionBuilder(host, ["tsconfig.build.json"], { verbose });
+const builder = ts.createSolutionBuilder(host, projects.length > 0 ? projects : ["tsconfig.build.json"], {
+  verbose,
+});
 const status = builder.build(undefined, undefined, undefined, () => ({
   // `after`: the import elision of type-only imports has run, so only the imports that stay are rewritten.
   after: [completeSpecifiers],
