@@ -5,8 +5,8 @@
  * there) against the devnet and a running attestations-api of the stack `make up` starts.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { lstat, readFile } from "node:fs/promises";
+import { copyFileSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { lstat, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -172,7 +172,14 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  for (const child of servers) child.kill("SIGTERM");
+  await Promise.all(
+    servers.map((child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      return exited;
+    }),
+  );
   await stack?.stop();
   await database?.drop();
   const { jetstreamManager } = await import("@nats-io/jetstream");
@@ -183,8 +190,8 @@ afterAll(async () => {
       await jsm.streams.delete(s.config.name);
   }
   await conn.close();
-  if (project) rmSync(project, { recursive: true, force: true });
-}, 60_000);
+  if (project) await rm(project, { recursive: true, force: true });
+}, 180_000);
 
 describe("the SDK packed and installed outside the workspace", () => {
   it("ships compiled JavaScript and declarations only: no sources, tests or fixtures", () => {
