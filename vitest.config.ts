@@ -1,6 +1,15 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * Workspace packages export their TypeScript sources under @humanpass/source, and dist/ to everyone else. Vitest
+ * also passes these conditions to its worker processes as `--conditions`, so no `module`: Node would then load
+ * packages' bundler-only ESM builds (@opentelemetry/api's has extensionless imports).
+ */
+const CONDITIONS = ["@humanpass/source", "node", "development|production"];
+
 export default defineConfig({
+  resolve: { conditions: CONDITIONS },
+  ssr: { resolve: { conditions: CONDITIONS } },
   test: {
     include: [
       "libs/*/src/**/*.test.ts",

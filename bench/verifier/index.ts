@@ -62,7 +62,7 @@ function processCpuSeconds(pid: number): number {
 }
 
 async function startServer(engine: VerifierEngine): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", serverScript], {
+  const child = spawn(process.execPath, ["--conditions=@humanpass/source", "--import", "tsx", serverScript], {
     env: { ...process.env, DATABASE_URL: dbUrl.toString(), VERIFIER_ENGINE: engine },
     stdio: ["ignore", "pipe", "inherit"],
   });

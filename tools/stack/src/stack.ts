@@ -56,6 +56,8 @@ export interface Stack {
   urls: Record<ServiceName, string>;
   prefix: string;
   processes: Record<ServiceName, ServiceProcess>;
+  /** The variables each service was started with (benchmarks start more of them). */
+  environments: Record<ServiceName, Record<string, string>>;
   stop(): Promise<void>;
 }
 
@@ -138,12 +140,15 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       },
     };
     env["payment-gateway"].ROUTES_FILE = writeGatewayRoutes(devnet, prefix);
+    const environments = Object.fromEntries(
+      SERVICE_NAMES.map((n) => [n, { ...common, ...env[n], ...(options.env?.[n] ?? {}) }]),
+    ) as Record<ServiceName, Record<string, string>>;
     const processes = {} as Record<ServiceName, ServiceProcess>;
     const launch = (name: ServiceName) => {
       const proc = startServiceProcess({
         name,
-        entry: `services/${name}/src/main.ts`,
-        env: { ...common, ...env[name], ...(options.env?.[name] ?? {}) },
+        entry: `services/${name}/dist/main.js`,
+        env: environments[name],
         url: urls[name],
         log: options.log,
       });
@@ -163,7 +168,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       humans: seed.humans,
     });
     await waitForDemoData(urls["attestations-api"], seed);
-    return { devnet, seed, humans, urls, prefix, processes, stop };
+    return { devnet, seed, humans, urls, prefix, processes, environments, stop };
   } catch (e) {
     await stop();
     throw e;
