@@ -33,6 +33,7 @@ configureHumanProofServer(
 
 const app = Fastify();
 await installPaymentGate(app, {
+  publicUrl: `http://127.0.0.1:${env.PORT}`,
   httpServer: new x402HTTPResourceServer(resourceServer, { "GET /weather": weatherRoute(env) }),
 });
 app.get("/weather", async () => ({ city: "Zurich", temperatureC: 7 }));
