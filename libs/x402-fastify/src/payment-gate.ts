@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { Readable } from "node:stream";
+import { decodePaymentRequiredHeader } from "@x402/core/http";
 import {
   getFacilitatorResponseError,
   type HTTPProcessResult,
@@ -53,6 +54,12 @@ export interface PaymentGateOptions {
    * configuration throws here; an unreachable facilitator is retried on the first paid request.
    */
   initialize?: boolean;
+  /**
+   * Refusal reasons that mean this server could not decide, not that the payment is wrong: answered `503` with
+   * `Retry-After` (the terms stay in PAYMENT-REQUIRED) so that no client takes them for a final refusal. Default:
+   * `verification_unavailable`, which spec 3 gives `503`.
+   */
+  unavailableReasons?: string[];
 }
 
 // Any server, logger and type provider: the gate only adds hooks and a request decoration.
@@ -89,6 +96,7 @@ export async function installPaymentGate(
   const { httpServer, paywallConfig } = options;
   if (options.paywall) httpServer.registerPaywallProvider(options.paywall);
   const initialization = createInitialization(httpServer, options.initialize ?? true);
+  const unavailableReasons = new Set(options.unavailableReasons ?? ["verification_unavailable"]);
   await initialization.atStart(app);
 
   app.decorateRequest("x402Payment", null);
@@ -113,7 +121,17 @@ export async function installPaymentGate(
     } catch (error) {
       return sendFacilitatorFailure(request, reply, error);
     }
-    if (result.type === "payment-error") return sendInstructions(reply, result.response);
+    if (result.type === "payment-error") {
+      const reason = refusalOf(result.response);
+      if (reason && unavailableReasons.has(reason)) {
+        request.log.warn(
+          { url: request.url, reason },
+          "x402 payment not decided: a check it needs is unavailable",
+        );
+        return sendInstructions(reply, { ...result.response, status: 503 }).header("retry-after", "5");
+      }
+      return sendInstructions(reply, result.response);
+    }
     if (result.type === "payment-verified") request.x402Payment = { result, context, finished: false };
   });
 
@@ -284,6 +302,20 @@ function sendInstructions(reply: FastifyReply, response: HTTPResponseInstruction
   reply.code(response.status).headers(response.headers);
   if (response.isHtml) return reply.type("text/html; charset=utf-8").send(String(response.body ?? ""));
   return reply.send(response.body ?? {});
+}
+
+/** The `error` of the PAYMENT-REQUIRED header x402 answers a refused payment with. */
+function refusalOf(response: HTTPResponseInstructions): string | undefined {
+  const header = Object.entries(response.headers).find(
+    ([name]) => name.toLowerCase() === "payment-required",
+  )?.[1];
+  if (!header) return undefined;
+  try {
+    const error = decodePaymentRequiredHeader(header).error;
+    return typeof error === "string" ? error : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function sendFacilitatorFailure(request: FastifyRequest, reply: FastifyReply, error: unknown) {

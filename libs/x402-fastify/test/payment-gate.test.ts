@@ -82,6 +82,12 @@ beforeAll(async () => {
     privateKey: devnet.accounts[6].privateKey,
   });
   const server = new x402ResourceServer(facilitator).register(network, new ExactEvmScheme());
+  // Stands in for a human-proof check whose registry or database cannot answer.
+  server.onBeforeVerify(async () =>
+    currentPaymentRequest()?.url === "/undecided"
+      ? { abort: true, reason: "verification_unavailable" }
+      : undefined,
+  );
   server.onVerifiedPaymentCanceled(async (context) => {
     events.push(`canceled:${context.reason}`);
   });
@@ -98,6 +104,7 @@ beforeAll(async () => {
     "GET /throws": route(),
     "GET /drains": route(),
     "GET /slow": route(),
+    "GET /undecided": route(),
   });
 
   const port = await freePort();
@@ -136,6 +143,10 @@ beforeAll(async () => {
     slowStarted.resolve();
     await new Promise((resolve) => setTimeout(resolve, 300));
     return { content: "too late" };
+  });
+  app.get("/undecided", async () => {
+    handlerRuns.paid++;
+    return { content: "must not be served undecided" };
   });
   app.get("/free", async () => ({ content: "free" }));
   await app.listen({ port, host: "127.0.0.1" });
@@ -258,6 +269,20 @@ describe("paid requests", () => {
     expect(response.status).toBe(500);
     expect(await usdcBalance(payer.address)).toBe(before);
     expect(events).toEqual(["canceled:handler_threw"]);
+  });
+
+  it("that cannot be decided (verification_unavailable) get 503 with Retry-After, not a final 402, and pay nothing", async () => {
+    const payer = devnet.accounts[5];
+    const before = await usdcBalance(payer.address);
+    const runs = handlerRuns.paid;
+    const response = await payingFetch(payer.privateKey)(`${baseUrl}/undecided`);
+    expect(response.status).toBe(503);
+    expect(response.headers.get("retry-after")).toBe("5");
+    expect(decodePaymentRequiredHeader(response.headers.get("payment-required") as string).error).toBe(
+      "verification_unavailable",
+    );
+    expect(handlerRuns.paid).toBe(runs);
+    expect(await usdcBalance(payer.address)).toBe(before);
   });
 
   it("whose settlement fails get 402 and never the resource", async () => {
