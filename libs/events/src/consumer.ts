@@ -40,6 +40,12 @@ interface ConsumerBaseOptions {
   /** Failed attempts before a message goes to the dead-letter stream; database outages are not attempts. */
   maxAttempts?: number;
   batchSize?: number;
+  /**
+   * Apply this durable's batches one at a time across every replica (a transaction-level advisory lock on the
+   * durable's name). Replicas share a durable, so two of them hold batches at once; a handler whose effect
+   * depends on rows another event writes (a revocation and its attestation) needs the other's commit to be seen.
+   */
+  exclusive?: boolean;
   ackWaitMs?: number;
   /** Delay before redelivery after a failed attempt `attempt` (1-based). */
   backoffMs?: (attempt: number) => number;
@@ -180,6 +186,8 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
   async function apply(batch: Parsed[]): Promise<void> {
     let applied = 0;
     await db.transaction().execute(async (trx) => {
+      if (options.exclusive)
+        await sql`select pg_advisory_xact_lock(hashtext(${`humanpass:consumer:${durable}`}))`.execute(trx);
       const fresh = new Set(
         (
           await trx

@@ -14,8 +14,9 @@ export const DEFAULT_DURABLES: ReadModelDurables = {
 };
 
 /**
- * The two consumers that fill the read model. The whole CHAIN stream goes through one durable so schemas,
- * attestations, revocations and reverts are applied in the order the indexer saw them.
+ * The two consumers that fill the read model. The whole CHAIN stream goes through one durable, applied by one
+ * replica at a time: a revocation, its attestation and a revert of their blocks may arrive in any order, and each
+ * handler reads what the others wrote, so their transactions must not overlap.
  */
 export async function startReadModelConsumers(options: {
   db: Kysely<any>;
@@ -30,6 +31,7 @@ export async function startReadModelConsumers(options: {
     ...common,
     stream: "CHAIN",
     durable: durables.chain,
+    exclusive: true,
     handler: applyChainEvent,
   });
   const verifier = await startConsumer({
