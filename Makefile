@@ -5,7 +5,7 @@ SHELL := /bin/bash
 export DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 export NATS_URL ?= nats://127.0.0.1:4222
 
-.PHONY: help deps infra up down demo test test-unit lint build bench migrate reindex clean
+.PHONY: help deps infra up down demo test test-unit lint build bench migrate reindex clean compose-up compose-down test-compose
 
 help:
 	@echo "make up       run the whole stack locally with demo data (Ctrl-C or make down to stop)"
@@ -14,6 +14,10 @@ help:
 	@echo "make lint     biome + TypeScript type-check + deployment manifests"
 	@echo "make bench    benchmarks (figures printed, not asserted)"
 	@echo "make down     stop what make up started"
+	@echo "make compose-up    the stack in containers (installs and starts a Docker engine when none answers;"
+	@echo "                   REPLICAS=2 for two of every service); make demo then runs against it"
+	@echo "make compose-down  remove the containers (and stop the engine if compose-up started it)"
+	@echo "make test-compose  the stack in containers with 2 replicas each, under faults; prints its invariants"
 
 deps:
 	@bash scripts/ensure-deps.sh
@@ -38,12 +42,23 @@ test: infra
 up: infra
 	@node --import tsx tools/stack/src/up.ts
 
+# Against `make up` when it runs, else against `make compose-up`'s stack.
 demo: deps
-	@node --import tsx tools/stack/src/demo.ts
+	@if [ ! -f .run/stack.json ] && [ -f .run/compose-stack.json ]; then export HUMANPASS_STACK_FILE=.run/compose-stack.json; fi; \
+	  node --import tsx tools/stack/src/demo.ts
 
 down:
 	@if [ -d node_modules ]; then node --import tsx tools/stack/src/down.ts; fi
 	@bash scripts/stop-infra.sh
+
+compose-up: deps
+	@bash scripts/compose/up.sh
+
+compose-down:
+	@bash scripts/compose/down.sh
+
+test-compose: deps
+	@bash scripts/compose/test.sh
 
 migrate: infra
 	DATABASE_URL=$${HUMANPASS_DATABASE_URL:-$${DATABASE_URL%/*}/humanpass} node --import tsx deploy/migrate/run.ts

@@ -11,7 +11,9 @@ const KINDS = ["unspecified", "internal", "server", "client", "producer", "consu
 let spans = [];
 
 const log = (msg, fields = {}) =>
-  process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), name: "otlp-receiver", msg, ...fields })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ time: new Date().toISOString(), name: "otlp-receiver", msg, ...fields })}\n`,
+  );
 
 const value = (v) => v?.stringValue ?? v?.intValue ?? v?.boolValue ?? v?.doubleValue ?? null;
 const micros = (nanos) => Math.floor(Number(BigInt(nanos ?? 0) / 1000n));
@@ -34,7 +36,11 @@ function record(body) {
           duration: micros(s.endTimeUnixNano) - start,
           tags: [
             { key: "span.kind", type: "string", value: KINDS[s.kind ?? 0] ?? "unspecified" },
-            ...(s.attributes ?? []).map((a) => ({ key: a.key, type: "string", value: String(value(a.value)) })),
+            ...(s.attributes ?? []).map((a) => ({
+              key: a.key,
+              type: "string",
+              value: String(value(a.value)),
+            })),
           ],
         });
         count++;
@@ -74,11 +80,16 @@ function traces(service, limit) {
   });
 }
 
-const json = (res, status, body) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+const json = (res, status, body) =>
+  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
 
 async function forward(raw) {
   try {
-    await fetch(`${forwardUrl}/v1/traces`, { method: "POST", headers: { "content-type": "application/json" }, body: raw });
+    await fetch(`${forwardUrl}/v1/traces`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: raw,
+    });
   } catch (error) {
     log("forwarding failed", { error: String(error) });
   }
@@ -87,7 +98,8 @@ async function forward(raw) {
 function handle(req, res) {
   const url = new URL(req.url ?? "/", "http://receiver");
   if (req.method === "POST" && url.pathname === "/v1/traces") {
-    if (!(req.headers["content-type"] ?? "").includes("json")) return json(res, 415, { error: "only OTLP/HTTP JSON" });
+    if (!(req.headers["content-type"] ?? "").includes("json"))
+      return json(res, 415, { error: "only OTLP/HTTP JSON" });
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
     req.on("end", () => {
@@ -109,7 +121,8 @@ function handle(req, res) {
     if (!service) return json(res, 400, { errors: [{ code: 400, msg: "parameter 'service' is required" }] });
     return json(res, 200, { data: traces(service, Number(url.searchParams.get("limit") ?? 20)) });
   }
-  if (url.pathname === "/" || url.pathname === "/healthz") return json(res, 200, { status: "ok", spans: spans.length });
+  if (url.pathname === "/" || url.pathname === "/healthz")
+    return json(res, 200, { status: "ok", spans: spans.length });
   json(res, 404, { error: "not found" });
 }
 

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# make compose-up: the engine (installed and started when none answers), the images (local stand-ins where no
+# registry is reachable), then `compose up` of the whole stack with REPLICAS (default 1) of every service, and
+# the URLs once all of them are ready.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+replicas="${REPLICAS:-1}"
+scale=()
+for service in verifier chain-indexer attestations-api agent-auth payment-gateway; do
+  scale+=(--scale "$service=$replicas")
+done
+start=$(date +%s)
+echo "compose: building the images and starting the stack ($COMPOSE_CMD, project $COMPOSE_PROJECT_NAME, $replicas replica(s) per service) …"
+compose build ${COMPOSE_BUILD_QUIET:+-q} >&2
+built=$(date +%s)
+compose up -d --no-build "${scale[@]}"
+node --import tsx tools/stack/src/compose-stack.ts
+echo "compose: images built in $((built - start)) s, stack ready $(( $(date +%s) - built )) s after that"
