@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes a Docker engine answer on the default socket: uses one that already answers, else installs Debian's
-# docker.io when dockerd is missing and starts dockerd with its own data root under .run/docker, recording that it
-# did so (`engine.sh stop` stops only an engine this script started). Also makes a compose command available:
+# docker.io when dockerd is missing and starts dockerd with its own data root (.run/docker/data, or
+# DOCKER_DATA_ROOT, e.g. a cache kept between CI runs), recording that it did so (`engine.sh stop` stops only an
+# engine this script started). Also makes a compose command available:
 # `docker compose` (v2) where it exists, else Debian's docker-compose 1.29.
 #   engine.sh start | stop | compose-cmd
 set -euo pipefail
@@ -29,10 +30,11 @@ start() {
     echo "docker engine: none answers and dockerd is missing; installing Debian's docker.io …"
     apt_install docker.io iptables
   fi
-  mkdir -p "$STATE/data" "$STATE/exec"
-  echo "docker engine: starting dockerd (data root $STATE/data) …"
+  local data="${DOCKER_DATA_ROOT:-$STATE/data}"
+  mkdir -p "$data" "$STATE/exec"
+  echo "docker engine: starting dockerd (data root $data) …"
   # setsid: the engine outlives the make that started it, until `make compose-down`.
-  as_root setsid dockerd --data-root "$STATE/data" --exec-root "$STATE/exec" --pidfile "$PIDFILE" \
+  as_root setsid dockerd --data-root "$data" --exec-root "$STATE/exec" --pidfile "$PIDFILE" \
     --host unix:///var/run/docker.sock >"$STATE/dockerd.log" 2>&1 </dev/null &
   for _ in $(seq 1 60); do
     if answers; then
