@@ -25,30 +25,31 @@ deps:
 infra: deps
 	@bash scripts/ensure-infra.sh
 
+# Every lib, service and tool to its dist/ (tsc -b: only what changed since the last build is compiled again).
 build: deps
-	npx tsc -p tsconfig.json --noEmit
+	@node scripts/build.mjs
 
 lint: deps
 	npx biome check .
 	npx tsc -p tsconfig.json --noEmit
 	@if node -e 'process.exit(require("./package.json").scripts["validate:deploy"] ? 0 : 1)'; then npm run -s validate:deploy; fi
 
-test: infra
+test: infra build
 	@if [ -x services/verifier/scripts/ensure-chromium.sh ]; then bash services/verifier/scripts/ensure-chromium.sh; fi
 	@mkdir -p .run
 	npx vitest run --reporter=default --reporter=json --outputFile.json=.run/vitest.json; status=$$?; \
 	  node scripts/test-summary.mjs .run/vitest.json; exit $$status
 
-up: infra
-	@node --import tsx tools/stack/src/up.ts
+up: infra build
+	@node --enable-source-maps tools/stack/dist/up.js
 
 # Against `make up` when it runs, else against `make compose-up`'s stack.
-demo: deps
+demo: build
 	@if [ ! -f .run/stack.json ] && [ -f .run/compose-stack.json ]; then export HUMANPASS_STACK_FILE=.run/compose-stack.json; fi; \
-	  node --import tsx tools/stack/src/demo.ts
+	  node --enable-source-maps tools/stack/dist/demo.js
 
 down:
-	@if [ -d node_modules ]; then node --import tsx tools/stack/src/down.ts; fi
+	@if [ -f tools/stack/dist/down.js ]; then node tools/stack/dist/down.js; fi
 	@bash scripts/stop-infra.sh
 
 compose-up: deps
@@ -57,17 +58,17 @@ compose-up: deps
 compose-down:
 	@bash scripts/compose/down.sh
 
-test-compose: deps
+test-compose: build
 	@bash scripts/compose/test.sh
 
-migrate: infra
-	DATABASE_URL=$${HUMANPASS_DATABASE_URL:-$${DATABASE_URL%/*}/humanpass} node --import tsx deploy/migrate/run.ts
+migrate: infra build
+	DATABASE_URL=$${HUMANPASS_DATABASE_URL:-$${DATABASE_URL%/*}/humanpass} node deploy/migrate/run.mjs
 
-reindex: infra
+reindex: infra build
 	npm run -w @humanpass/attestations-api reindex
 
-bench: infra
-	npx tsx bench/run.ts
+bench: infra build
+	node --conditions=@humanpass/source --import tsx bench/run.ts
 
 clean:
-	rm -rf .run node_modules
+	rm -rf .run node_modules */*/dist */*/*.tsbuildinfo

@@ -1,6 +1,12 @@
+import { defaultServerConditions } from "vite";
 import { defineConfig } from "vitest/config";
 
+/** Workspace packages export their TypeScript sources under this condition, and dist/ to everyone else. */
+const SOURCE_CONDITION = "@humanpass/source";
+
 export default defineConfig({
+  resolve: { conditions: [SOURCE_CONDITION, ...defaultServerConditions] },
+  ssr: { resolve: { conditions: [SOURCE_CONDITION, ...defaultServerConditions] } },
   test: {
     include: [
       "libs/*/src/**/*.test.ts",

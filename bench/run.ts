@@ -14,9 +14,13 @@ const names = readdirSync(here, { withFileTypes: true })
 let failed = 0;
 for (const name of names) {
   process.stdout.write(`\n=== bench/${name} ===\n`);
-  const r = spawnSync(process.execPath, ["--import", "tsx", path.join(here, name, "index.ts")], {
-    stdio: "inherit",
-  });
+  const r = spawnSync(
+    process.execPath,
+    ["--conditions=@humanpass/source", "--import", "tsx", path.join(here, name, "index.ts")],
+    {
+      stdio: "inherit",
+    },
+  );
   if (r.status !== 0) failed++;
 }
 process.exit(failed ? 1 : 0);

@@ -129,7 +129,13 @@ const children: ChildProcess[] = [];
 function startService(name: string, env: Record<string, string>): ChildProcess {
   const child = spawn(
     process.execPath,
-    [...profileArgs, "--import", "tsx", path.join(ROOT, `services/${name}/src/main.ts`)],
+    [
+      ...profileArgs,
+      "--conditions=@humanpass/source",
+      "--import",
+      "tsx",
+      path.join(ROOT, `services/${name}/src/main.ts`),
+    ],
     {
       cwd: ROOT,
       env: {

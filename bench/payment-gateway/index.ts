@@ -62,20 +62,24 @@ async function startService(
   nodeArgs: string[] = [],
 ): Promise<string> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", path.join(ROOT, entry)], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      NATS_URL: natsUrl,
-      EVENTS_PREFIX: prefix,
-      LOG_LEVEL: "warn",
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      ...env,
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, "--conditions=@humanpass/source", "--import", "tsx", path.join(ROOT, entry)],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        NATS_URL: natsUrl,
+        EVENTS_PREFIX: prefix,
+        LOG_LEVEL: "warn",
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        ...env,
+      },
+      stdio: ["ignore", "inherit", "inherit"],
     },
-    stdio: ["ignore", "inherit", "inherit"],
-  });
+  );
   children.push(child);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;

@@ -39,7 +39,7 @@ function percentile(sorted: number[], p: number): number {
 }
 
 async function startServer(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", serverScript], {
+  const child = spawn(process.execPath, ["--conditions=@humanpass/source", "--import", "tsx", serverScript], {
     env: { ...process.env, DATABASE_URL: dbUrl.toString() },
     stdio: ["ignore", "pipe", "inherit"],
   });

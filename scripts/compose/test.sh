@@ -21,4 +21,4 @@ cleanup() {
 trap cleanup EXIT
 compose down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
 REPLICAS="${REPLICAS:-2}" bash scripts/compose/up.sh
-node --import tsx tools/stack/src/compose-test/run.ts
+node --conditions=@humanpass/source --import tsx tools/stack/src/compose-test/run.ts

@@ -14,5 +14,5 @@ echo "compose: building the images and starting the stack ($COMPOSE_CMD, project
 compose build ${COMPOSE_BUILD_QUIET:+-q} >&2
 built=$(date +%s)
 compose up -d --no-build "${scale[@]}"
-node --import tsx tools/stack/src/compose-stack.ts
+node --conditions=@humanpass/source --import tsx tools/stack/src/compose-stack.ts
 echo "compose: images built in $((built - start)) s, stack ready $(( $(date +%s) - built )) s after that"

@@ -60,11 +60,7 @@ describe("npm run validate:deploy", () => {
     expect(problems).toEqual([]);
     expect(checked).toEqual([
       "docker-compose.yml",
-      "services/agent-auth/Dockerfile",
-      "services/attestations-api/Dockerfile",
-      "services/chain-indexer/Dockerfile",
-      "services/payment-gateway/Dockerfile",
-      "services/verifier/Dockerfile",
+      "Dockerfile",
       "deploy/otel-collector.yaml",
       expect.stringMatching(/^deploy\/k8s\/overlays\/dev \(\d+ manifests\)$/),
       expect.stringMatching(/^deploy\/k8s\/overlays\/prod \(\d+ manifests\)$/),
@@ -74,7 +70,13 @@ describe("npm run validate:deploy", () => {
   it("fails a deliberately broken copy, naming each problem, with exit code 1", async () => {
     const result = await run(
       process.execPath,
-      ["--import", "tsx", path.join(REPO_ROOT, "deploy/validate/src/main.ts"), broken],
+      [
+        "--conditions=@humanpass/source",
+        "--import",
+        "tsx",
+        path.join(REPO_ROOT, "deploy/validate/src/main.ts"),
+        broken,
+      ],
       {
         cwd: REPO_ROOT,
       },

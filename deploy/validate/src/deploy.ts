@@ -19,7 +19,7 @@ export interface DeployValidation {
 }
 
 /**
- * Validates `<root>/docker-compose.yml`, the service Dockerfiles and every `<root>/deploy/k8s/overlays/*` as
+ * Validates `<root>/docker-compose.yml`, the services' Dockerfile and every `<root>/deploy/k8s/overlays/*` as
  * rendered by kustomize.
  */
 export async function validateDeploy(root: string): Promise<DeployValidation> {

@@ -2,37 +2,46 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Problem } from "./problems";
 
+const DOCKERFILE = "Dockerfile";
+
 /**
- * What every service image must agree on, since the five Dockerfiles are written separately: the tsx that runs
- * the code is the one package-lock.json pins (the one the tests ran with), and the code is owned by root while
- * the process runs as `node`, so a compromised service cannot rewrite itself.
+ * What the one image recipe of the services (the root Dockerfile, `--build-arg SERVICE=…`) must keep: it runs the
+ * compiled code with plain node (no tsx at run time), as an unprivileged user, on code owned by root, with a health
+ * check and OCI labels; and no service has a Dockerfile of its own that could drift from it.
  */
 export function imageProblems(root: string): { checked: string[]; problems: Problem[] } {
-  const servicesDir = path.join(root, "services");
-  if (!existsSync(servicesDir)) return { checked: [], problems: [] };
-  const lock = JSON.parse(readFileSync(path.join(root, "package-lock.json"), "utf8")) as {
-    packages: Record<string, { version?: string }>;
-  };
-  const tsx = lock.packages["node_modules/tsx"]?.version;
-  const checked: string[] = [];
+  const file = path.join(root, DOCKERFILE);
+  if (!existsSync(file)) return { checked: [], problems: [] };
   const problems: Problem[] = [];
-  for (const service of readdirSync(servicesDir).sort()) {
-    const where = `services/${service}/Dockerfile`;
-    const file = path.join(servicesDir, service, "Dockerfile");
-    if (!existsSync(file)) continue;
-    const text = readFileSync(file, "utf8");
-    checked.push(where);
-    const pinned = /npm install --global[^\n]*\btsx@(\S+)/.exec(text)?.[1];
-    if (pinned !== tsx)
-      problems.push({
-        where,
-        path: "tsx",
-        message: `installs tsx@${pinned ?? "(none)"}, package-lock.json has tsx@${tsx}`,
-      });
-    if (!/^COPY --from=build --chown=root:root \/app \/app$/m.test(text))
-      problems.push({ where, path: "COPY /app", message: "the code must be copied owned by root:root" });
-    if (!/^USER node$/m.test(text))
-      problems.push({ where, path: "USER", message: "the service must run as the unprivileged node user" });
+  const problem = (where: string, at: string, message: string) => problems.push({ where, path: at, message });
+  const text = readFileSync(file, "utf8");
+  const runtime = text.slice(text.lastIndexOf("\nFROM "));
+  if (!/^ARG SERVICE$/m.test(text))
+    problem(DOCKERFILE, "ARG SERVICE", "the service to build must be a build argument");
+  if (/\btsx\b/.test(runtime.replace(/^#.*$/gm, "")))
+    problem(DOCKERFILE, "tsx", "the runtime stage must not install or run tsx");
+  if (!/^CMD \["node", "--enable-source-maps", "dist\/main\.js"\]$/m.test(runtime))
+    problem(
+      DOCKERFILE,
+      "CMD",
+      'must run the compiled service: ["node", "--enable-source-maps", "dist/main.js"]',
+    );
+  if (!/^COPY --from=build --chown=root:root /m.test(runtime))
+    problem(DOCKERFILE, "COPY", "the code must be copied owned by root:root");
+  const user = /^USER (\S+)$/m.exec(runtime)?.[1];
+  if (!user || /^(root|0)(:|$)/.test(user))
+    problem(DOCKERFILE, "USER", "the service must run as an unprivileged user");
+  if (!/^HEALTHCHECK /m.test(runtime)) problem(DOCKERFILE, "HEALTHCHECK", "the image must check its health");
+  if (!/^LABEL org\.opencontainers\.image\.title=/m.test(runtime))
+    problem(DOCKERFILE, "LABEL", "the image must carry the OCI labels");
+  const servicesDir = path.join(root, "services");
+  for (const service of existsSync(servicesDir) ? readdirSync(servicesDir).sort() : []) {
+    if (existsSync(path.join(servicesDir, service, "Dockerfile")))
+      problem(
+        `services/${service}/Dockerfile`,
+        "Dockerfile",
+        `one recipe for every service: use ${DOCKERFILE}`,
+      );
   }
-  return { checked, problems };
+  return { checked: [DOCKERFILE], problems };
 }

@@ -6,12 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const run = promisify(execFile);
 const migrate = (url: string, ...services: string[]) =>
-  run(process.execPath, ["--import", "tsx", "deploy/migrate/run.ts", ...services], {
+  run(process.execPath, ["deploy/migrate/run.mjs", ...services], {
     cwd: REPO_ROOT,
     env: { ...process.env, DATABASE_URL: url },
   });
 
-describe("deploy/migrate/run.ts (make migrate, the Kubernetes migration job)", () => {
+describe("deploy/migrate/run.mjs (make migrate, the Kubernetes migration job)", () => {
   let database: TestDatabase;
 
   beforeAll(async () => {

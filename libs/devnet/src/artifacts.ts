@@ -6,7 +6,7 @@ import {
   multicall3Abi,
   schemaRegistryAbi,
   testUSDCAbi,
-} from "../artifacts/abi";
+} from "./abi";
 import { ARTIFACTS_DIR, type Artifact, type ContractName } from "./paths";
 
 /** The ABIs of the devnet contracts, typed for viem. */

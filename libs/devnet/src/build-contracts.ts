@@ -7,7 +7,7 @@ const artifacts = compileContracts();
 for (const name of CONTRACT_NAMES) {
   writeFileSync(join(ARTIFACTS_DIR, `${name}.json`), renderArtifact(artifacts[name]));
 }
-writeFileSync(join(ARTIFACTS_DIR, "abi.ts"), renderAbiModule(artifacts));
+writeFileSync(new URL("./abi.ts", import.meta.url), renderAbiModule(artifacts));
 process.stdout.write(
   `compiled ${CONTRACT_NAMES.length} contracts with ${artifacts.SchemaRegistry.compiler}\n`,
 );

@@ -1,4 +1,4 @@
-import { type Address, defineChain } from "viem";
+import { type Address, type Chain, defineChain } from "viem";
 
 export const DEVNET_CHAIN_ID = 45056;
 
@@ -6,7 +6,7 @@ export const DEVNET_CHAIN_ID = 45056;
 export const MULTICALL3_ADDRESS: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
 
 /** The viem chain of a devnet listening at `rpcUrl` (chain id 45056, as Billions main). */
-export function devnetChain(rpcUrl: string) {
+export function devnetChain(rpcUrl: string): Chain {
   return defineChain({
     id: DEVNET_CHAIN_ID,
     name: "Billions devnet",

@@ -1,13 +1,19 @@
 import {
   type Address,
   type Chain,
+  type Client,
   createTestClient,
   getAddress,
   type Hex,
+  type HttpTransport,
   http,
   keccak256,
+  type PublicActions,
   publicActions,
   stringToHex,
+  type TestActions,
+  type TestRpcSchema,
+  type WalletActions,
   walletActions,
 } from "viem";
 import { privateKeyToAddress } from "viem/accounts";
@@ -53,7 +59,15 @@ export interface Devnet {
   stop(): Promise<void>;
 }
 
-export function createDevnetClient(rpcUrl: string) {
+export type DevnetClient = Client<
+  HttpTransport,
+  Chain,
+  undefined,
+  TestRpcSchema<"hardhat">,
+  WalletActions<Chain, undefined> & PublicActions<HttpTransport, Chain, undefined> & TestActions
+>;
+
+export function createDevnetClient(rpcUrl: string): DevnetClient {
   return createTestClient({
     chain: devnetChain(rpcUrl),
     mode: "hardhat",
@@ -63,7 +77,6 @@ export function createDevnetClient(rpcUrl: string) {
     .extend(publicActions)
     .extend(walletActions);
 }
-export type DevnetClient = ReturnType<typeof createDevnetClient>;
 
 /** Deterministic keys, so addresses are the same on every start; the node keeps them unlocked. */
 function devnetAccounts(count: number): DevnetAccount[] {

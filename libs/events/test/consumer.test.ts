@@ -48,6 +48,7 @@ function startWorker(durable: string): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
     [
+      "--conditions=@humanpass/source",
       "--import",
       "tsx",
       path.join(here, "consumer-worker.ts"),

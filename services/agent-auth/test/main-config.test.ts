@@ -7,7 +7,12 @@ describe("agent-auth start-up", () => {
   it("refuses a bad setting before connecting to anything, naming the variable (exit 78)", async () => {
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", path.join(REPO_ROOT, "services/agent-auth/src/main.ts")],
+      [
+        "--conditions=@humanpass/source",
+        "--import",
+        "tsx",
+        path.join(REPO_ROOT, "services/agent-auth/src/main.ts"),
+      ],
       {
         cwd: REPO_ROOT,
         env: { ...process.env, ATTESTATIONS_API_RETRIES: "lots", OWNERSHIP_SCHEMA_ID: "0x1234" },

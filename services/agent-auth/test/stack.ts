@@ -299,7 +299,12 @@ export async function startServiceProcess(
   const port = env.PORT ?? String(await freePort());
   const child: ChildProcess = spawn(
     process.execPath,
-    ["--import", "tsx", path.join(REPO_ROOT, `services/${name}/src/main.ts`)],
+    [
+      "--conditions=@humanpass/source",
+      "--import",
+      "tsx",
+      path.join(REPO_ROOT, `services/${name}/src/main.ts`),
+    ],
     {
       cwd: REPO_ROOT,
       env: {

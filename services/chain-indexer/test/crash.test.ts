@@ -23,7 +23,7 @@ const children: ChildProcess[] = [];
 function startIndexerProcess(port: number): ChildProcess {
   const { devnet, database, topology } = stack;
   // One process (node with the tsx loader), so SIGKILL kills the indexer itself and not a wrapper.
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN], {
+  const child = spawn(process.execPath, ["--conditions=@humanpass/source", "--import", "tsx", MAIN], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,

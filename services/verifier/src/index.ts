@@ -4,7 +4,9 @@ export { buildVerifierApp, type VerifierAppOptions } from "./app";
 export { buildAuthorizationRequest, universalLink } from "./authorization-request";
 export { VerifierEnv, verificationSettings, verifierSettings } from "./config";
 export { migrations } from "./db/migrations";
-export { SCHEMA } from "./db/schema";
+export { SCHEMA, type VerifierDatabase } from "./db/schema";
+export { createSession } from "./db/sessions";
+export { recordVerification } from "./db/verifications";
 export {
   createDocumentLoader,
   createHttpDocumentFetcher,

@@ -1,9 +1,7 @@
 import { createHash } from "node:crypto";
 import { createDb } from "@humanpass/db";
 import type { Identity } from "@humanpass/devnet";
-import type { VerifierDatabase } from "../../../services/verifier/src/db/schema";
-import { createSession } from "../../../services/verifier/src/db/sessions";
-import { recordVerification } from "../../../services/verifier/src/db/verifications";
+import { createSession, recordVerification, type VerifierDatabase } from "@humanpass/verifier";
 
 /**
  * Records demo humans as verified through the verifier's own write path (session, nullifier row and

@@ -1,4 +1,6 @@
 // make demo: an agent walks through the product against the running stack (make up) and says what happens.
+
+import { tail } from "@humanpass/events-cli";
 import {
   buildDIDFromAddress,
   createAttestationAwareSelector,
@@ -10,7 +12,6 @@ import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { createPublicClient, erc20Abi, formatUnits, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { tail } from "../../events-cli/src/tail";
 import { readStackFile } from "./stack-file";
 
 const stack = readStackFile();

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 
@@ -15,8 +16,8 @@ export interface ServiceProcess {
 export type LogSink = (service: string, line: string) => void;
 
 /**
- * Runs a service's main.ts in its own node process (not through the tsx CLI, whose extra process would outlive a
- * kill), every output line handed to `log` with the service's name.
+ * Runs a service's compiled main (dist/main.js, as its image does) in its own node process, every output line
+ * handed to `log` with the service's name.
  */
 export function startServiceProcess(options: {
   name: string;
@@ -25,7 +26,9 @@ export function startServiceProcess(options: {
   url: string;
   log: LogSink;
 }): ServiceProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO_ROOT, options.entry)], {
+  const entry = path.join(REPO_ROOT, options.entry);
+  if (!existsSync(entry)) throw new Error(`${options.entry} is missing: run \`make build\` first`);
+  const child = spawn(process.execPath, ["--enable-source-maps", entry], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -139,7 +139,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const launch = (name: ServiceName) => {
       const proc = startServiceProcess({
         name,
-        entry: `services/${name}/src/main.ts`,
+        entry: `services/${name}/dist/main.js`,
         env: { ...common, ...env[name], ...(options.env?.[name] ?? {}) },
         url: urls[name],
         log: options.log,

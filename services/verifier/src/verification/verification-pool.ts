@@ -53,7 +53,10 @@ interface Slot {
 
 /** Two jobs per worker let one wait for a state look-up while the other computes. */
 const JOBS_PER_WORKER = 2;
-const workerEntry = new URL("./verification-worker-entry.mjs", import.meta.url);
+// Compiled (dist/*.js), the worker is plain JavaScript; from the TypeScript sources it needs tsx registered first.
+const workerEntry = import.meta.url.endsWith(".ts")
+  ? new URL("./verification-worker-entry.mjs", import.meta.url)
+  : new URL("./verification-worker.js", import.meta.url);
 const webWorkerNoop = fileURLToPath(new URL("./web-worker-noop.cjs", import.meta.url));
 
 export function createVerificationPool(options: VerificationPoolOptions): VerificationPool {

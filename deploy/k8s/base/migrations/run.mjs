@@ -1,16 +1,17 @@
 /**
  * Applies the migrations of the named services (all five when none is named) to DATABASE_URL, each inside its
  * own schema, exactly as the services do at start-up (advisory-locked, so it is safe while they run).
- * `make migrate` runs it through deploy/migrate/run.ts; the Kubernetes migration Job mounts this file from a
- * ConfigMap into a service image (which has the service's migrations, @humanpass/db and tsx), so no image needs
- * to ship it.
+ * `make migrate` runs it through deploy/migrate/run.mjs; the Kubernetes migration Job mounts this file from a
+ * ConfigMap into a service image (which has the service's compiled migrations and @humanpass/db), so no image
+ * needs to ship it. Plain JavaScript, so that plain `node` runs it where no TypeScript tooling is installed.
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createDb, ensureDatabase, type Migration, migrateToLatest } from "@humanpass/db";
+import { createDb, ensureDatabase, migrateToLatest } from "@humanpass/db";
 
-const SCHEMAS: Record<string, string> = {
+/** @type {Record<string, string>} */
+const SCHEMAS = {
   verifier: "verifier",
   "chain-indexer": "chain_indexer",
   "attestations-api": "attestations",
@@ -33,7 +34,7 @@ if (unknown.length > 0) {
 }
 
 /** The repository (or image) root: the nearest folder above this file that has `services/`. */
-function findRoot(): string {
+function findRoot() {
   for (let dir = path.dirname(fileURLToPath(import.meta.url)); ; dir = path.dirname(dir)) {
     if (existsSync(path.join(dir, "services"))) return dir;
     if (path.dirname(dir) === dir) throw new Error("no services/ folder above this script");
@@ -43,10 +44,8 @@ function findRoot(): string {
 const root = findRoot();
 await ensureDatabase(url);
 for (const name of names) {
-  const { migrations } = (await import(path.join(root, "services", name, "src/db/migrations/index.ts"))) as {
-    migrations: Record<string, Migration>;
-  };
-  const db = createDb<unknown>({ connectionString: url, schema: SCHEMAS[name], max: 1 });
+  const { migrations } = await import(path.join(root, "services", name, "dist/db/migrations/index.js"));
+  const db = createDb({ connectionString: url, schema: SCHEMAS[name], max: 1 });
   try {
     const applied = await migrateToLatest(db, { schema: SCHEMAS[name], migrations });
     process.stdout.write(`${name}: ${applied.length > 0 ? `applied ${applied.join(", ")}` : "up to date"}\n`);

@@ -1,0 +1,48 @@
+# The image of any of the five services, built from the repository root:
+#   docker build --build-arg SERVICE=verifier -t humanpass/verifier .
+# SERVICE: agent-auth, attestations-api, chain-indexer, payment-gateway or verifier.
+# NODE_IMAGE: a Node 20 image with npm; where no registry is reachable, a locally built one
+#   (docker build --build-arg NODE_IMAGE=humanpass-local/node:20 …).
+# No `# syntax` line on purpose: BuildKit would pull its frontend image, and the classic builder reads this as is.
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# Compile with the dev dependencies (TypeScript), then install the service's production dependencies alone.
+FROM ${NODE_IMAGE} AS build
+ARG SERVICE
+RUN test -n "${SERVICE}" || { echo "--build-arg SERVICE=<service> is required" >&2; exit 1; }
+WORKDIR /src
+COPY . .
+RUN test -f "services/${SERVICE}/package.json" || { echo "no service named ${SERVICE}" >&2; exit 1; } \
+ && npm ci --no-audit --no-fund --loglevel=error \
+ && node scripts/build.mjs "services/${SERVICE}/tsconfig.build.json"
+# /runtime: the service and the workspace packages it needs (manifests and dist/), its data folders, and only their
+# production dependencies at the versions of the lock file (scripts/stage-service.mjs says why not npm ci -w).
+RUN node scripts/stage-service.mjs "${SERVICE}" /runtime \
+ && cd /runtime \
+ && npm install --omit=dev --no-audit --no-fund --loglevel=error \
+ && if [ -e node_modules/tsx ]; then echo "tsx must not be a production dependency of ${SERVICE}" >&2; exit 1; fi
+
+FROM ${NODE_IMAGE}
+ARG NODE_IMAGE
+ARG SERVICE
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="humanpass-${SERVICE}" \
+      org.opencontainers.image.description="humanpass ${SERVICE} service" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.base.name="${NODE_IMAGE}"
+ENV NODE_ENV=production \
+    SERVICE=${SERVICE}
+# The code is owned by root and the process runs as the unprivileged node user (uid 1000), so a compromised service
+# cannot rewrite itself; nothing is written outside /tmp, so a read-only root filesystem works.
+COPY --from=build --chown=root:root /runtime /app
+WORKDIR /app/services/${SERVICE}
+USER 1000:1000
+EXPOSE 8080 8081 8082 8083 4021
+# Ready to serve (/readyz) on PORT, or on the service's default port when PORT is not set.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "const p={verifier:8080,'attestations-api':8081,'agent-auth':8082,'chain-indexer':8083,'payment-gateway':4021};fetch('http://127.0.0.1:'+(process.env.PORT||p[process.env.SERVICE])+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# SIGTERM drains HTTP, stops the consumers and background work, then closes the pools.
+STOPSIGNAL SIGTERM
+CMD ["node", "--enable-source-maps", "dist/main.js"]

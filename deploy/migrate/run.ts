@@ -1,4 +1,0 @@
-/** `make migrate`: the same runner the Kubernetes migration Job uses (deploy/k8s/base/migrations/run.ts). */
-await import("../k8s/base/migrations/run");
-
-export {};
