@@ -11,7 +11,8 @@ for service in verifier chain-indexer attestations-api agent-auth payment-gatewa
 done
 start=$(date +%s)
 echo "compose: building the images and starting the stack ($COMPOSE_CMD, project $COMPOSE_PROJECT_NAME, $replicas replica(s) per service) …"
-compose build ${COMPOSE_BUILD_QUIET:+-q} >&2
+# COMPOSE_NO_BUILD=1 starts with the images already built (quicker reruns while only the host's side changes).
+[ "${COMPOSE_NO_BUILD:-0}" = 1 ] || compose build --parallel >&2
 built=$(date +%s)
 compose up -d --no-build "${scale[@]}"
 node --conditions=@humanpass/source --import tsx tools/stack/src/compose-stack.ts

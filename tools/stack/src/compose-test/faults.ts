@@ -62,6 +62,12 @@ async function settle(ctx: FaultContext, fault: string, since: number, outage?: 
   );
 }
 
+/** The restart policy brings a killed container back; should the engine not, this does, as an orchestrator would. */
+async function restartIfDown(id: string): Promise<void> {
+  await new Promise((r) => setTimeout(r, 3_000));
+  if ((await docker("inspect", "-f", "{{.State.Running}}", id)).trim() !== "true") await docker("start", id);
+}
+
 /** docker kill of one replica (the first) of each service, one service at a time. */
 export async function killOneReplicaEach(ctx: FaultContext): Promise<void> {
   for (const service of Object.keys(SERVICE_PORTS)) {
@@ -70,6 +76,7 @@ export async function killOneReplicaEach(ctx: FaultContext): Promise<void> {
     const since = Date.now();
     ctx.log(`fault: docker kill one ${service} replica`);
     await docker("kill", first);
+    await restartIfDown(first);
     await settle(ctx, `kill ${service}`, since);
   }
 }
@@ -92,7 +99,8 @@ export async function killIndexerDuringBackfill(
   await new Promise((r) => setTimeout(r, killAfterMs));
   ctx.log("fault: docker kill the chain-indexer during its backfill");
   await docker("kill", ids[0]!);
-  await docker("start", ...ids);
+  await restartIfDown(ids[0]!);
+  await docker("start", ...ids.slice(1));
   await settle(ctx, "kill chain-indexer during backfill", since);
 }
 

@@ -4,8 +4,7 @@
 // guards in the settled system and shows that its check fails.
 import { execFileSync } from "node:child_process";
 import { createPool } from "@humanpass/db";
-import { connectDevnet, type DevnetAccount } from "@humanpass/devnet";
-import { didFromAddress } from "@humanpass/identity";
+import { connectDevnet, type DevnetAccount, identityFromAddress } from "@humanpass/devnet";
 import { connect } from "@nats-io/transport-node";
 import type { Address, Hex } from "viem";
 import { devnetSummary } from "../compose-devnet";
@@ -90,6 +89,8 @@ if (!demoOk) out(demoOutput);
 const usageBefore = await usage();
 const fromBlock = (await devnet.client.getBlockNumber()) + 1n;
 const attesters = summary.accounts.slice(11, 13) as DevnetAccount[];
+// The backlog written while the indexers are down has its own senders, so no two loops share a nonce sequence.
+const backlogAttesters = summary.accounts.slice(13, 15) as DevnetAccount[];
 const agents = stack.pairedAgents.map((a) => ({
   address: a.address,
   privateKey: a.privateKey,
@@ -108,12 +109,16 @@ const options = {
   attesters,
   reviewSchema: summary.seed.schemas.review as Hex,
   agents,
-  attestationsPerAttester: Number(env.COMPOSE_TEST_ATTESTATIONS || 50),
-  claimsPerAgent: Number(env.COMPOSE_TEST_CLAIMS || 60),
-  paidPerAgent: Number(env.COMPOSE_TEST_PAID || 8),
+  attestationsPerAttester: Number(env.COMPOSE_TEST_ATTESTATIONS || 80),
+  claimsPerAgent: Number(env.COMPOSE_TEST_CLAIMS || 150),
+  paidPerAgent: Number(env.COMPOSE_TEST_PAID || 12),
+  // The loops run while the faults do (each bounded by its count and the deadline as well).
+  done: () => faultsDone,
+  gaps: { attestationMs: 1_500, claimMs: 1_000, paidMs: 8_000 },
   deadline,
   record,
 };
+let faultsDone = false;
 log(
   `workload: ${attesters.length} attesters, ${agents.length} agents, until ${new Date(deadline).toISOString()}`,
 );
@@ -121,9 +126,14 @@ const workload = runWorkload(options);
 const faults = (async () => {
   await new Promise((r) => setTimeout(r, 5_000));
   await killOneReplicaEach(ctx);
-  await killIndexerDuringBackfill(ctx, () => writeAttestations(options, 10, 0), 1_500);
+  await killIndexerDuringBackfill(
+    ctx,
+    () => writeAttestations({ ...options, attesters: backlogAttesters }, 10, 0),
+    1_500,
+  );
   await pauseNats(ctx, natsId, 10_000);
   await restartPostgres(ctx, postgresId);
+  faultsDone = true;
 })();
 await Promise.all([workload, faults]);
 log(
@@ -135,7 +145,7 @@ await settle(120_000);
 
 // 4. The invariants.
 const nc = await connect({ servers: stack.natsUrl, name: "compose-test" });
-const attesterDids = attesters.map((a) => didFromAddress(a.address));
+const attesterDids = [...attesters, ...backlogAttesters].map((a) => identityFromAddress(a.address).did);
 const agentHuman = new Map(
   summary.seed.pairings.map((p) => [p.recipient.ethereumAddress.toLowerCase(), p.attester.iden3Id]),
 );

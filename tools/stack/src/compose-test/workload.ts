@@ -72,8 +72,11 @@ export interface WorkloadOptions {
   attestationsPerAttester: number;
   claimsPerAgent: number;
   paidPerAgent: number;
-  /** Nothing starts after this; every loop also stops after its count. */
+  /** Nothing starts after this; every loop also stops after its count, or once `done()` says so. */
   deadline: number;
+  done?: () => boolean;
+  /** Pause between two rounds of each loop. */
+  gaps?: { attestationMs: number; claimMs: number; paidMs: number };
   record: WorkloadRecord;
 }
 
@@ -92,14 +95,14 @@ async function chainRetry<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 export async function writeAttestations(
-  options: Pick<WorkloadOptions, "devnet" | "attesters" | "reviewSchema" | "deadline" | "record">,
+  options: Pick<WorkloadOptions, "devnet" | "attesters" | "reviewSchema" | "deadline" | "record" | "done">,
   count: number,
   gapMs: number,
 ): Promise<void> {
   await Promise.all(
     options.attesters.map(async (attester, a) => {
       const identity = identityFromAddress(attester.address);
-      for (let i = 0; i < count && Date.now() < options.deadline; i++) {
+      for (let i = 0; i < count && Date.now() < options.deadline && !options.done?.(); i++) {
         const recipient = identityFromAddress(options.devnet.accounts[(a + i) % 4]!.address);
         const { id } = await chainRetry(() =>
           recordAttestation(
@@ -126,7 +129,7 @@ async function claims(options: WorkloadOptions, fetcher: typeof fetch): Promise<
   await Promise.all(
     options.agents.map(async (agent) => {
       const account = privateKeyToAccount(agent.privateKey);
-      for (let i = 0; i < options.claimsPerAgent && Date.now() < options.deadline; i++) {
+      for (let i = 0; i < options.claimsPerAgent && Date.now() < options.deadline && !options.done?.(); i++) {
         try {
           const challenge = await fetcher(`${base}/api/v1/challenge`);
           if (challenge.status !== 200) {
@@ -144,7 +147,7 @@ async function claims(options: WorkloadOptions, fetcher: typeof fetch): Promise<
         } catch {
           options.record.claims.push({ status: 0 });
         }
-        await pause(300);
+        await pause(options.gaps?.claimMs ?? 300);
       }
     }),
   );
@@ -173,7 +176,7 @@ async function payments(options: WorkloadOptions, fetcher: typeof fetch): Promis
         ),
       );
       const pay = wrapFetchWithPayment(fetcher, client);
-      for (let i = 0; i < options.paidPerAgent && Date.now() < options.deadline; i++) {
+      for (let i = 0; i < options.paidPerAgent && Date.now() < options.deadline && !options.done?.(); i++) {
         try {
           const response = await pay(weather);
           await response.arrayBuffer();
@@ -186,7 +189,7 @@ async function payments(options: WorkloadOptions, fetcher: typeof fetch): Promis
         } catch {
           options.record.paid.push({ agent: agent.address, status: 0 });
         }
-        await pause(500);
+        await pause(options.gaps?.paidMs ?? 500);
       }
     }),
   );
@@ -196,7 +199,7 @@ async function payments(options: WorkloadOptions, fetcher: typeof fetch): Promis
 export async function runWorkload(options: WorkloadOptions): Promise<void> {
   const fetcher = recordingFetch(options.urls, options.record.responses);
   await Promise.all([
-    writeAttestations(options, options.attestationsPerAttester, 400),
+    writeAttestations(options, options.attestationsPerAttester, options.gaps?.attestationMs ?? 400),
     claims(options, fetcher),
     payments(options, fetcher),
   ]);
