@@ -5,7 +5,7 @@ SHELL := /bin/bash
 export DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 export NATS_URL ?= nats://127.0.0.1:4222
 
-.PHONY: help deps infra up down demo test test-unit lint build bench migrate reindex clean compose-up compose-down test-compose
+.PHONY: help deps infra up down demo test test-unit lint build bench migrate reindex clean compose-up compose-down test-compose bench-compose
 
 help:
 	@echo "make up       run the whole stack locally with demo data (Ctrl-C or make down to stop)"
@@ -60,6 +60,10 @@ compose-down:
 
 test-compose: build
 	@bash scripts/compose/test.sh
+
+# Against the stack of make compose-up: the same flows with 1, then 2 replicas of every service.
+bench-compose: deps
+	@source scripts/compose/env.sh && node --conditions=@humanpass/source --import tsx tools/stack/src/compose-test/bench.ts
 
 migrate: infra build
 	DATABASE_URL=$${HUMANPASS_DATABASE_URL:-$${DATABASE_URL%/*}/humanpass} node deploy/migrate/run.mjs
