@@ -12,7 +12,11 @@ done
 start=$(date +%s)
 echo "compose: building the images and starting the stack ($COMPOSE_CMD, project $COMPOSE_PROJECT_NAME, $replicas replica(s) per service) …"
 # COMPOSE_NO_BUILD=1 starts with the images already built (quicker reruns while only the host's side changes).
-[ "${COMPOSE_NO_BUILD:-0}" = 1 ] || compose build --parallel >&2
+# The devnet first: its `npm ci` layer is the one the five services then share, building side by side.
+if [ "${COMPOSE_NO_BUILD:-0}" != 1 ]; then
+  compose build devnet >&2
+  compose build --parallel verifier chain-indexer attestations-api agent-auth payment-gateway >&2
+fi
 built=$(date +%s)
 compose up -d --no-build "${scale[@]}"
 node --conditions=@humanpass/source --import tsx tools/stack/src/compose-stack.ts
