@@ -2,7 +2,7 @@
 # make test-compose: the whole stack in containers as its own compose project (humanpass-test, ports 3xxxx on
 # 127.0.0.1, so it runs beside `make up` and `make compose-up`), 2 replicas of every service, then the demo, the
 # workload under faults and the invariants (tools/stack/src/compose-test/run.ts). The project is removed again
-# whatever the outcome; the engine is stopped if this started it (KEEP_ENGINE=1 keeps it for the next run).
+# whatever the outcome (KEEP_STACK=1 leaves it up to look at); the engine is stopped if this started it (KEEP_ENGINE=1 keeps it for the next run).
 set -euo pipefail
 export COMPOSE_PROJECT_NAME="${COMPOSE_PROJECT_NAME:-humanpass-test}"
 export HUMANPASS_STACK_FILE=".run/compose-test-stack.json"
@@ -14,6 +14,7 @@ engine_was_up=0
 timeout 5 docker info >/dev/null 2>&1 && engine_was_up=1
 source "$(dirname "$0")/env.sh"
 cleanup() {
+  [ "${KEEP_STACK:-0}" = 1 ] && return 0
   compose down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
   rm -f "$HUMANPASS_STACK_FILE"
   if [ "$engine_was_up" = 0 ] && [ "${KEEP_ENGINE:-0}" != 1 ]; then bash scripts/compose/engine.sh stop; fi

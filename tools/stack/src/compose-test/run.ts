@@ -76,7 +76,8 @@ try {
   });
   demoOk = /discounted \(human\) tier/.test(demoOutput) && /standard tier/.test(demoOutput);
 } catch (error) {
-  demoOutput = String((error as { stdout?: string }).stdout ?? error);
+  const failure = error as { stdout?: string; stderr?: string };
+  demoOutput = `${failure.stdout ?? ""}\n${failure.stderr ?? String(error)}`;
 }
 verdicts.push({
   invariant: "make demo passes (human tier until max_use_exceeded, then standard)",
@@ -95,6 +96,7 @@ const agents = stack.pairedAgents.map((a) => ({
   address: a.address,
   privateKey: a.privateKey,
 })) as DevnetAccount[];
+const attesterDids = [...attesters, ...backlogAttesters].map((a) => identityFromAddress(a.address).did);
 const record: WorkloadRecord = { responses: [], attestations: [], claims: [], paid: [] };
 const started = Date.now();
 const deadline = started + Number(env.COMPOSE_TEST_WORKLOAD_S || 240) * 1000;
@@ -145,7 +147,6 @@ await settle(120_000);
 
 // 4. The invariants.
 const nc = await connect({ servers: stack.natsUrl, name: "compose-test" });
-const attesterDids = [...attesters, ...backlogAttesters].map((a) => identityFromAddress(a.address).did);
 const agentHuman = new Map(
   summary.seed.pairings.map((p) => [p.recipient.ethereumAddress.toLowerCase(), p.attester.iden3Id]),
 );

@@ -134,6 +134,7 @@ async function claims(options: WorkloadOptions, fetcher: typeof fetch): Promise<
           const challenge = await fetcher(`${base}/api/v1/challenge`);
           if (challenge.status !== 200) {
             options.record.claims.push({ status: challenge.status });
+            await pause(options.gaps?.claimMs ?? 300);
             continue;
           }
           const { nonce, message } = (await challenge.json()) as { nonce: string; message: string };
