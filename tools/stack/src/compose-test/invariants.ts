@@ -30,6 +30,16 @@ export interface Window {
 
 const dupes = <T>(items: T[]) => items.length - new Set(items).size;
 
+/** GET as JSON, waiting out a 429 or 503 (bounded: 10 tries), failing on anything else but 200. */
+async function getJson<T>(url: string): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const r = await fetch(url);
+    if (r.status === 200) return (await r.json()) as T;
+    if ((r.status !== 429 && r.status !== 503) || attempt >= 10) throw new Error(`GET ${url}: ${r.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+  }
+}
+
 /** Every attestation written on chain during the run is served once by the API; revoked ones are revoked there. */
 export async function attestationsServed(
   apiUrl: string,
@@ -39,9 +49,9 @@ export async function attestationsServed(
   const listed: string[] = [];
   for (const did of attesterDids) {
     for (let page = 1; page <= 100; page++) {
-      const body = (await fetch(
+      const body = await getJson<{ data: { id: string }[] }>(
         `${apiUrl}/api/v1/attestations?attesterDid=${encodeURIComponent(did)}&page_size=100&page_number=${page}`,
-      ).then((r) => r.json())) as { data: { id: string }[] };
+      );
       listed.push(...body.data.map((a) => a.id.toLowerCase()));
       if (body.data.length < 100) break;
     }
@@ -54,9 +64,7 @@ export async function attestationsServed(
   const unknown = listed.filter((id) => !live.includes(id) && !revoked.includes(id)).length;
   let notRevoked = 0;
   for (const id of revoked) {
-    const one = (await fetch(`${apiUrl}/api/v1/attestations/${id}`).then((r) => r.json())) as {
-      revoked?: boolean;
-    };
+    const one = await getJson<{ revoked?: boolean }>(`${apiUrl}/api/v1/attestations/${id}`);
     if (one.revoked !== true) notRevoked++;
   }
   return [
