@@ -223,7 +223,8 @@ async function settle(timeoutMs: number): Promise<void> {
 
 /** Breaks, in the settled system, what each invariant guards, and shows the check fails. */
 async function prove(): Promise<void> {
-  const pool = createPool({ connectionString: databaseUrl, schema: "public", max: 1 });
+  // The read model's triggers call functions of its own schema.
+  const pool = createPool({ connectionString: databaseUrl, schema: "attestations", max: 1 });
   const breaks: { what: string; invariant: RegExp; apply: () => Promise<unknown> }[] = [
     {
       what: "one indexed attestation deleted from the read model (a gap)",
