@@ -5,7 +5,7 @@ SHELL := /bin/bash
 export DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 export NATS_URL ?= nats://127.0.0.1:4222
 
-.PHONY: help deps infra up down demo test test-unit lint build bench perf-check migrate reindex clean
+.PHONY: help deps infra up down demo test test-unit lint build bench perf-check migrate reindex clean compose-up compose-down test-compose bench-compose
 
 help:
 	@echo "make up       run the whole stack locally with demo data (Ctrl-C or make down to stop)"
@@ -15,6 +15,10 @@ help:
 	@echo "make bench    benchmarks (figures printed, not asserted), after make perf-check"
 	@echo "make perf-check  the query plans the benchmarks rest on (generic plans, index use); fails when they change"
 	@echo "make down     stop what make up started"
+	@echo "make compose-up    the stack in containers (installs and starts a Docker engine when none answers;"
+	@echo "                   REPLICAS=2 for two of every service); make demo then runs against it"
+	@echo "make compose-down  remove the containers (and stop the engine if compose-up started it)"
+	@echo "make test-compose  the stack in containers with 2 replicas each, under faults; prints its invariants"
 
 deps:
 	@bash scripts/ensure-deps.sh
@@ -40,12 +44,27 @@ test: infra build
 up: infra build
 	@node --enable-source-maps tools/stack/dist/up.js
 
+# Against `make up` when it runs, else against `make compose-up`'s stack.
 demo: build
-	@node --enable-source-maps tools/stack/dist/demo.js
+	@if [ ! -f .run/stack.json ] && [ -f .run/compose-stack.json ]; then export HUMANPASS_STACK_FILE=.run/compose-stack.json; fi; \
+	  node --enable-source-maps tools/stack/dist/demo.js
 
 down:
 	@if [ -f tools/stack/dist/down.js ]; then node tools/stack/dist/down.js; fi
 	@bash scripts/stop-infra.sh
+
+compose-up: deps
+	@bash scripts/compose/up.sh
+
+compose-down:
+	@bash scripts/compose/down.sh
+
+test-compose: build
+	@bash scripts/compose/test.sh
+
+# Against the stack of make compose-up: the same flows with 1, then 2 replicas of every service.
+bench-compose: deps
+	@source scripts/compose/env.sh && node --conditions=@humanpass/source --import tsx tools/stack/src/compose-test/bench.ts
 
 migrate: infra build
 	DATABASE_URL=$${HUMANPASS_DATABASE_URL:-$${DATABASE_URL%/*}/humanpass} node deploy/migrate/run.mjs

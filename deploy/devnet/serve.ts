@@ -2,7 +2,7 @@
  * The devnet as a container: the Hardhat node of @humanpass/devnet (chain id 45056, registries, test USDC and
  * Multicall3 deployed at fixed addresses), seeded with the demo data `make up` uses (AgentOwnership and Review
  * schemas, humans paired with agents), and the node's loopback RPC forwarded to 0.0.0.0:DEVNET_PORT so the other
- * containers reach it. Addresses and the seed go to stdout and to DEVNET_ADDRESSES_FILE when set.
+ * containers reach it. Addresses, accounts and the seed go to stdout and to DEVNET_ADDRESSES_FILE when set.
  */
 import { writeFileSync } from "node:fs";
 import net from "node:net";
@@ -36,6 +36,8 @@ const summary = {
   seed: seedToJson(seed),
   serviceEnv: composeDevnetEnv(devnet, seed),
   deployer: devnet.accounts[0]!.address,
+  // The deterministic development keys (public knowledge, devnet only), for the tools that act on this chain.
+  accounts: devnet.accounts,
 };
 if (process.env.DEVNET_ADDRESSES_FILE)
   writeFileSync(process.env.DEVNET_ADDRESSES_FILE, `${JSON.stringify(summary, null, 2)}\n`);

@@ -24,4 +24,12 @@ describe("docker-compose.yml and the devnet", () => {
       expect(compose.services[service].environment, service).toMatchObject(env);
     }
   });
+
+  it("prices the gateway's compose routes in the USDC the devnet deploys, and only there differs from the image's", () => {
+    const compose = JSON.parse(readFileSync(repoPath("deploy/compose/gateway-routes.json"), "utf8"));
+    const image = JSON.parse(readFileSync(repoPath("services/payment-gateway/config/routes.json"), "utf8"));
+    expect(compose.assets["eip155:45056"].address).toBe(devnet.addresses.usdc);
+    image.assets["eip155:45056"].address = devnet.addresses.usdc;
+    expect(compose).toEqual(image);
+  });
 });

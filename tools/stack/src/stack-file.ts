@@ -3,7 +3,8 @@ import path from "node:path";
 import { REPO_ROOT } from "./processes";
 import type { ServiceName } from "./stack";
 
-export const STACK_FILE = path.join(REPO_ROOT, ".run", "stack.json");
+/** `make up` writes .run/stack.json; `make compose-up` its own file, passed on as HUMANPASS_STACK_FILE. */
+export const STACK_FILE = path.resolve(REPO_ROOT, process.env.HUMANPASS_STACK_FILE || ".run/stack.json");
 
 /** What `make up` started, for `make demo` and `make down`. */
 export interface StackFile {

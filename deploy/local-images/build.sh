@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds the local stand-ins for the third-party images docker-compose.yml names, for machines that reach no image
+# registry: a Debian bookworm base from debootstrap, Node 20 (the machine's own binary), PostgreSQL 15, nats-server
+# 2.9, nginx and an OTLP receiver. None carries an upstream name: all are humanpass-local/*. Prints the variables
+# that point compose at them (eval "$(deploy/local-images/build.sh)"); progress goes to stderr.
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+say() { echo "local images: $*" >&2; }
+exists() { docker image inspect "$1" >/dev/null 2>&1; }
+
+if ! exists humanpass-local/debian:bookworm; then
+  command -v debootstrap >/dev/null || { apt-get install -y -q debootstrap >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q debootstrap >/dev/null; }; }
+  # The Debian mirror apt already uses (a deb822 URIs: line or a one-line deb entry, comments ignored).
+  mirror="$(cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null |
+    grep -E '^(URIs:|deb) ' | grep -oE 'https?://[^ ]+/debian/?( |$)' | head -n1 | tr -d ' ' || true)"
+  rootfs="$(mktemp -d)"
+  say "debootstrap --variant=minbase bookworm (${mirror:-http://deb.debian.org/debian}) …"
+  debootstrap --variant=minbase bookworm "$rootfs" "${mirror:-http://deb.debian.org/debian}" >"$rootfs.log" 2>&1 ||
+    { tail -n 20 "$rootfs.log" >&2; exit 1; }
+  rm -f "$rootfs.log"
+  rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+  tar -C "$rootfs" -c . | docker import -c 'CMD ["/bin/bash"]' - humanpass-local/debian:bookworm >/dev/null
+  rm -rf "$rootfs"
+fi
+
+node_bin="$(readlink -f "$(command -v node)")"
+case "$("$node_bin" -v)" in v20.*) ;; *) echo "local images: the machine's node is $("$node_bin" -v), Node 20 needed" >&2; exit 1 ;; esac
+context="$(mktemp -d)"
+trap 'rm -rf "$context"' EXIT
+cp "$HERE/node/Dockerfile" "$node_bin" "$context/"
+cp -r "$(dirname "$node_bin")/../lib/node_modules/npm" "$context/npm"
+cp /etc/ssl/certs/ca-certificates.crt "$context/"
+
+build() { # tag, context
+  say "building $1 …"
+  local out
+  out="$(docker build -t "$1" "$2" 2>&1)" || { echo "$out" | tail -n 30 >&2; return 1; }
+}
+build humanpass-local/node:20 "$context"
+build humanpass-local/postgres:15 "$HERE/postgres"
+build humanpass-local/nats:2.9 "$HERE/nats"
+build humanpass-local/nginx:bookworm "$HERE/proxy"
+build humanpass-local/otlp-receiver:1 "$HERE/otlp-receiver"
+
+cat <<VARS
+export NODE_IMAGE=humanpass-local/node:20
+export POSTGRES_IMAGE=humanpass-local/postgres:15
+export NATS_IMAGE=humanpass-local/nats:2.9
+export PROXY_IMAGE=humanpass-local/nginx:bookworm
+export OTEL_COLLECTOR_IMAGE=humanpass-local/otlp-receiver:1
+export JAEGER_IMAGE=humanpass-local/otlp-receiver:1
+VARS

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# make test-compose: the whole stack in containers as its own compose project (humanpass-test, ports 3xxxx on
+# 127.0.0.1, so it runs beside `make up` and `make compose-up`), 2 replicas of every service, then the demo, the
+# workload under faults and the invariants (tools/stack/src/compose-test/run.ts). The project is removed again
+# whatever the outcome (KEEP_STACK=1 leaves it up to look at); the engine is stopped if this started it (KEEP_ENGINE=1 keeps it for the next run).
+set -euo pipefail
+export COMPOSE_PROJECT_NAME="${COMPOSE_PROJECT_NAME:-humanpass-test}"
+export HUMANPASS_STACK_FILE=".run/compose-test-stack.json"
+export POSTGRES_PORT=35432 NATS_PORT=34222 NATS_MONITOR_PORT=38222 DEVNET_PORT=38545 OTLP_GRPC_PORT=34317 \
+  OTLP_HTTP_PORT=34318 JAEGER_UI_PORT=36686 VERIFIER_PORT=38080 ATTESTATIONS_API_PORT=38081 AGENT_AUTH_PORT=38082 \
+  CHAIN_INDEXER_PORT=38083 PAYMENT_GATEWAY_PORT=34021
+# The workload and the checks come from one address, through one proxy: no rate limit in their way.
+export RATE_LIMIT_MAX=1000000
+export VERIFIER_HOST_URL=http://127.0.0.1:38080 AGENT_AUTH_PUBLIC_URL=http://127.0.0.1:38082 PAYMENT_GATEWAY_PUBLIC_URL=http://127.0.0.1:34021
+engine_was_up=0
+timeout 5 docker info >/dev/null 2>&1 && engine_was_up=1
+source "$(dirname "$0")/env.sh"
+cleanup() {
+  [ "${KEEP_STACK:-0}" = 1 ] && return 0
+  compose down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
+  rm -f "$HUMANPASS_STACK_FILE"
+  if [ "$engine_was_up" = 0 ] && [ "${KEEP_ENGINE:-0}" != 1 ]; then bash scripts/compose/engine.sh stop; fi
+}
+trap cleanup EXIT
+compose down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
+REPLICAS="${REPLICAS:-2}" bash scripts/compose/up.sh
+node --conditions=@humanpass/source --import tsx tools/stack/src/compose-test/run.ts

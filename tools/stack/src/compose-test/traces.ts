@@ -1,0 +1,38 @@
+import type { Verdict } from "./invariants";
+
+interface JaegerTrace {
+  traceID: string;
+  spans: { processID: string; tags: { key: string; value: unknown }[] }[];
+  processes: Record<string, { serviceName: string }>;
+}
+
+/** One trace id spanning an HTTP request and NATS messaging in at least two services, read from Jaeger's API. */
+export async function traces(jaegerUrl: string): Promise<Verdict> {
+  const invariant = "one trace id spans HTTP and NATS across >= 2 services (OTLP endpoint)";
+  try {
+    const services = ((await fetch(`${jaegerUrl}/api/services`).then((r) => r.json())) as { data: string[] })
+      .data;
+    for (const service of services) {
+      const { data } = (await fetch(
+        `${jaegerUrl}/api/traces?service=${encodeURIComponent(service)}&limit=200`,
+      ).then((r) => r.json())) as { data: JaegerTrace[] };
+      for (const trace of data) {
+        const names = new Set(trace.spans.map((s) => trace.processes[s.processID]?.serviceName));
+        const kinds = new Set(trace.spans.map((s) => s.tags.find((t) => t.key === "span.kind")?.value));
+        if (names.size >= 2 && kinds.has("server") && (kinds.has("producer") || kinds.has("consumer")))
+          return {
+            invariant,
+            ok: true,
+            detail: `trace ${trace.traceID}: ${[...names].join(" → ")} (${trace.spans.length} spans); ${services.length} services reported`,
+          };
+      }
+    }
+    return {
+      invariant,
+      ok: false,
+      detail: `no such trace; services reported: ${services.join(", ") || "none"}`,
+    };
+  } catch (error) {
+    return { invariant, ok: false, detail: `Jaeger API at ${jaegerUrl}: ${(error as Error).message}` };
+  }
+}
