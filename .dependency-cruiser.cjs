@@ -28,6 +28,20 @@ module.exports = {
         dependencyTypesNot: ["aliased-workspace"],
       },
     },
+    {
+      name: "no-circular",
+      comment: "Shared types go to a module both sides import (as attestations-api's db/types.ts does).",
+      severity: "error",
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: "migrations-are-frozen",
+      comment: "A migration is a snapshot: it never imports another migration or what one exports.",
+      severity: "error",
+      from: { path: "/db/migrations/[^/]+$", pathNot: "/db/migrations/index\\.ts$" },
+      to: { path: "/db/migrations/" },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },
