@@ -135,7 +135,7 @@ function startService(name: string, env: Record<string, string>): ChildProcess {
       "--conditions=@humanpass/source",
       "--import",
       "tsx",
-      path.join(ROOT, `services/${name}/src/main.ts`),
+      fileURLToPath(import.meta.resolve(`@humanpass/${name}/main`)),
     ],
     {
       cwd: ROOT,

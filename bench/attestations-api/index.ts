@@ -13,11 +13,10 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { migrations, SCHEMA } from "@humanpass/attestations-api";
 import { createDb, dropDatabase, ensureDatabase, migrateToLatest, sql } from "@humanpass/db";
 import autocannon from "autocannon";
 import pg from "pg";
-import { SCHEMA } from "../../services/attestations-api/src/config";
-import { migrations } from "../../services/attestations-api/src/db/migrations";
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);

@@ -8,12 +8,9 @@
 //     starting with `lower(recipient_address)` or `schema_id` it takes depends on the data's statistics.)
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import { buildApp, migrations, readSessionSettings, SCHEMA } from "@humanpass/attestations-api";
 import { createDb, createPool, dropDatabase, ensureDatabase, migrateToLatest, sql } from "@humanpass/db";
 import pino from "pino";
-import { buildApp } from "../../services/attestations-api/src/app";
-import { SCHEMA } from "../../services/attestations-api/src/config";
-import { migrations } from "../../services/attestations-api/src/db/migrations";
-import { readSessionSettings } from "../../services/attestations-api/src/db/session-settings";
 
 const OWNERSHIP = `0x${"a1".repeat(32)}`;
 const REGISTRY = "0x5FbDB2315678afecb367f032d93F642f64180aa3";

@@ -2,12 +2,11 @@
 //   api  — the attestations API (buildApp: rate limiting on, CORS, OpenAPI) over the bench database
 //   bare — a bare Fastify route returning a small JSON object, the reference for what the machine can do
 // Prints `port <n>` on stdout once listening.
+
+import { buildApp, readSessionSettings, SCHEMA } from "@humanpass/attestations-api";
 import { createPool } from "@humanpass/db";
 import Fastify from "fastify";
 import pino from "pino";
-import { buildApp } from "../../services/attestations-api/src/app";
-import { SCHEMA } from "../../services/attestations-api/src/config";
-import { readSessionSettings } from "../../services/attestations-api/src/db/session-settings";
 
 const mode = process.argv[2];
 const logger = pino({ level: "warn" });

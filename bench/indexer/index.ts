@@ -6,6 +6,22 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
+import {
+  type ChainIndexerDb,
+  ChainIndexerEnv,
+  createChainClient,
+  createIndexer,
+  createIndexerMetrics,
+  fetchHeaders,
+  fetchRegistryLogs,
+  fetchTransactions,
+  migrations,
+  type RecordedLog,
+  readAttestationBatch,
+  rebuildRecords,
+  SCHEMA,
+  wholeBlocksWithin,
+} from "@humanpass/chain-indexer";
 import { createDb, dropDatabase, ensureDatabase, migrateToLatest } from "@humanpass/db";
 import {
   encodeSchemaData,
@@ -24,17 +40,6 @@ import {
 } from "@humanpass/events";
 import pino from "pino";
 import type { Hex } from "viem";
-import { readAttestationBatch } from "../../services/chain-indexer/src/chain/attestations";
-import { createChainClient } from "../../services/chain-indexer/src/chain/client";
-import { fetchHeaders } from "../../services/chain-indexer/src/chain/headers";
-import { fetchRegistryLogs, wholeBlocksWithin } from "../../services/chain-indexer/src/chain/logs";
-import { type RecordedLog, rebuildRecords } from "../../services/chain-indexer/src/chain/records";
-import { fetchTransactions } from "../../services/chain-indexer/src/chain/transactions";
-import { ChainIndexerEnv } from "../../services/chain-indexer/src/config";
-import { migrations } from "../../services/chain-indexer/src/db/migrations";
-import { type ChainIndexerDb, SCHEMA } from "../../services/chain-indexer/src/db/schema";
-import { createIndexer } from "../../services/chain-indexer/src/indexer";
-import { createIndexerMetrics } from "../../services/chain-indexer/src/metrics";
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 10_000);
 const BLOCK_RANGE = BigInt(process.env.BENCH_BLOCK_RANGE ?? ChainIndexerEnv.properties.BLOCK_RANGE.default);

@@ -17,6 +17,11 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import {
+  applyAttestationRecorded,
+  applyUniquenessVerified,
+  migrations as attestationsMigrations,
+} from "@humanpass/attestations-api";
 import { createDb, dropDatabase, ensureDatabase, migrateToLatest } from "@humanpass/db";
 import { deletePrefixedStreams, jetstreamManager } from "@humanpass/events";
 import {
@@ -34,11 +39,6 @@ import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { getAddress, keccak256, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { migrations as attestationsMigrations } from "../../services/attestations-api/src/db/migrations";
-import {
-  applyAttestationRecorded,
-  applyUniquenessVerified,
-} from "../../services/attestations-api/src/events/apply";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1500);
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? "1,16").split(",").map(Number);
@@ -58,14 +58,20 @@ const routesFile = path.join(tmpdir(), `${prefix}-routes.json`);
 const children: ChildProcess[] = [];
 
 async function startService(
-  entry: string,
+  service: string,
   env: Record<string, string>,
   nodeArgs: string[] = [],
 ): Promise<string> {
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    [...nodeArgs, "--conditions=@humanpass/source", "--import", "tsx", path.join(ROOT, entry)],
+    [
+      ...nodeArgs,
+      "--conditions=@humanpass/source",
+      "--import",
+      "tsx",
+      fileURLToPath(import.meta.resolve(`@humanpass/${service}/main`)),
+    ],
     {
       cwd: ROOT,
       env: {
@@ -86,11 +92,11 @@ async function startService(
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${entry} exited with ${child.exitCode}`);
+    if (child.exitCode !== null) throw new Error(`${service} exited with ${child.exitCode}`);
     try {
       if ((await fetch(`${url}/readyz`)).ok) return url;
     } catch {}
-    if (Date.now() > deadline) throw new Error(`${entry} not ready`);
+    if (Date.now() > deadline) throw new Error(`${service} not ready`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -283,7 +289,7 @@ async function main() {
   await ensureDatabase(databaseUrl);
   const keys = Array.from({ length: AGENTS }, () => generatePrivateKey());
   await fillReadModel(keys.map((k) => privateKeyToAccount(k).address));
-  const attestations = await startService("services/attestations-api/src/main.ts", {
+  const attestations = await startService("attestations-api", {
     RATE_LIMIT_ENABLED: "false",
   });
   writeFileSync(
@@ -310,7 +316,7 @@ async function main() {
     }),
   );
   const gateway = await startService(
-    "services/payment-gateway/src/main.ts",
+    "payment-gateway",
     {
       MOCK_FACILITATOR: "true",
       EVM_ADDRESS: "0x000000000000000000000000000000000000dEaD",

@@ -13,18 +13,22 @@ import { readFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { createDb, dropDatabase, ensureDatabase, migrateToLatest } from "@humanpass/db";
-import { migrations } from "../../services/verifier/src/db/migrations";
-import { SCHEMA, type VerifierDatabase } from "../../services/verifier/src/db/schema";
-import { insertSession } from "../../services/verifier/src/db/sessions";
-import { createDocumentLoader } from "../../services/verifier/src/verification/document-loader";
-import { VERIFIER_ENGINES, type VerifierEngine } from "../../services/verifier/src/verification/engine";
-import { createTokenVerifier } from "../../services/verifier/src/verification/token-verifier";
+import {
+  createDocumentLoader,
+  createTokenVerifier,
+  insertSession,
+  migrations,
+  SCHEMA,
+  VERIFIER_ENGINES,
+  type VerifierDatabase,
+  type VerifierEngine,
+} from "@humanpass/verifier";
 import {
   ANY_PROOF_AGE_MS,
   FIXTURE_CONTEXTS_DIR,
   latestStateResolvers,
   stable,
-} from "../../services/verifier/test/support/fixtures";
+} from "@humanpass/verifier/testing";
 import { profileByPackage } from "./profile";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);

@@ -2,17 +2,20 @@
 // answering "latest" and the fixture contexts served locally (no chain, no gateway). Prints its port.
 import { createDb } from "@humanpass/db";
 import { createLogger } from "@humanpass/telemetry";
-import { buildVerifierApp } from "../../services/verifier/src/app";
-import { SCHEMA, type VerifierDatabase } from "../../services/verifier/src/db/schema";
-import type { VerifierEngine } from "../../services/verifier/src/verification/engine";
-import { createVerificationPool } from "../../services/verifier/src/verification/verification-pool";
+import {
+  buildVerifierApp,
+  createVerificationPool,
+  SCHEMA,
+  type VerifierDatabase,
+  type VerifierEngine,
+} from "@humanpass/verifier";
 import {
   ANY_PROOF_AGE_MS,
   FIXTURE_CONTEXTS_DIR,
   latestStateResolvers,
   stable,
-} from "../../services/verifier/test/support/fixtures";
-import { testSettings } from "../../services/verifier/test/support/settings";
+  testSettings,
+} from "@humanpass/verifier/testing";
 
 const logger = createLogger({ name: "verifier-bench", level: "warn" });
 const db = createDb<VerifierDatabase>({

@@ -1,6 +1,11 @@
 import { readdirSync } from "node:fs";
+import { AgentAuthEnv } from "@humanpass/agent-auth";
+import { AttestationsApiEnv } from "@humanpass/attestations-api";
+import { ChainIndexerEnv } from "@humanpass/chain-indexer";
 import { CommonEnv, ConfigError, loadConfig } from "@humanpass/config";
-import { type TObject, type TSchema, Type } from "@sinclair/typebox";
+import { checkSettings as checkPaymentGatewaySettings, PaymentGatewayEnv } from "@humanpass/payment-gateway";
+import { VerifierEnv } from "@humanpass/verifier";
+import { type TObject, Type } from "@sinclair/typebox";
 import { repoPath } from "./paths";
 
 export interface ServiceConfig {
@@ -11,33 +16,33 @@ export interface ServiceConfig {
   checkSettings?: (config: unknown) => void;
 }
 
-/** Each service's own env schema: the `…Env` TypeBox object its `src/config.ts` exports. */
+/**
+ * Each service's own env schema: the `…Env` TypeBox object its package exports (from its `src/config.ts`), with
+ * its `checkSettings` when it has one. Imported by package name: a service's index starts nothing on import.
+ */
 export async function serviceConfigs(): Promise<ServiceConfig[]> {
-  const services = readdirSync(repoPath("services"), { withFileTypes: true })
-    .filter((d) => d.isDirectory())
-    .map((d) => d.name)
-    .sort();
-  const found: ServiceConfig[] = [];
-  for (const service of services) {
-    let module: Record<string, unknown>;
-    try {
-      module = await import(repoPath("services", service, "src/config.ts"));
-    } catch {
-      continue;
-    }
-    const env = Object.entries(module).find(
-      ([key, value]) => key.endsWith("Env") && (value as TSchema)?.type === "object",
+  const configs: ServiceConfig[] = [
+    { service: "agent-auth", exportName: "AgentAuthEnv", schema: AgentAuthEnv },
+    { service: "attestations-api", exportName: "AttestationsApiEnv", schema: AttestationsApiEnv },
+    { service: "chain-indexer", exportName: "ChainIndexerEnv", schema: ChainIndexerEnv },
+    {
+      service: "payment-gateway",
+      exportName: "PaymentGatewayEnv",
+      schema: PaymentGatewayEnv,
+      checkSettings: checkPaymentGatewaySettings as (config: unknown) => void,
+    },
+    { service: "verifier", exportName: "VerifierEnv", schema: VerifierEnv },
+  ];
+  const listed = new Set(configs.map((c) => c.service));
+  const unlisted = readdirSync(repoPath("services"), { withFileTypes: true })
+    .filter((d) => d.isDirectory() && !listed.has(d.name))
+    .map((d) => d.name);
+  if (unlisted.length > 0) {
+    throw new Error(
+      `services/${unlisted.join(", services/")}: add its env schema to deploy/validate/src/service-config.ts`,
     );
-    if (!env) continue;
-    const check = module.checkSettings;
-    found.push({
-      service,
-      exportName: env[0],
-      schema: env[1] as TObject,
-      ...(typeof check === "function" ? { checkSettings: check as (config: unknown) => void } : {}),
-    });
   }
-  return found;
+  return configs;
 }
 
 /**

@@ -8,6 +8,12 @@ import { type ChildProcess, spawn } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import {
+  SCHEMA as API_SCHEMA,
+  migrations as apiMigrations,
+  buildApp as buildAttestationsApi,
+  startReadModelConsumers,
+} from "@humanpass/attestations-api";
 import { createDb, createPool, type Kysely, kyselyOn, migrateToLatest } from "@humanpass/db";
 import {
   type Devnet,
@@ -44,10 +50,6 @@ import {
 import { jetstream } from "@nats-io/jetstream";
 import type { Hex } from "viem";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
-import { buildApp as buildAttestationsApi } from "../../attestations-api/src/app";
-import { SCHEMA as API_SCHEMA } from "../../attestations-api/src/config";
-import { migrations as apiMigrations } from "../../attestations-api/src/db/migrations";
-import { startReadModelConsumers } from "../../attestations-api/src/events/consumers";
 import {
   type AgentAuthDb,
   buildApp,

@@ -1,5 +1,10 @@
 export { buildApp } from "./app";
+export { readAttestationBatch } from "./chain/attestations";
 export { createChainClient } from "./chain/client";
+export { fetchHeaders } from "./chain/headers";
+export { fetchRegistryLogs, wholeBlocksWithin } from "./chain/logs";
+export { type RecordedLog, rebuildRecords } from "./chain/records";
+export { fetchTransactions } from "./chain/transactions";
 export { ChainIndexerEnv, type IndexerSettings, indexerSettings } from "./config";
 export { migrations } from "./db/migrations";
 export { type ChainIndexerDb, SCHEMA } from "./db/schema";

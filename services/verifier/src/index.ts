@@ -5,7 +5,7 @@ export { buildAuthorizationRequest, universalLink } from "./authorization-reques
 export { VerifierEnv, verificationSettings, verifierSettings } from "./config";
 export { migrations } from "./db/migrations";
 export { SCHEMA, type VerifierDatabase } from "./db/schema";
-export { createSession } from "./db/sessions";
+export { createSession, insertSession } from "./db/sessions";
 export { recordVerification } from "./db/verifications";
 export {
   createDocumentLoader,

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { createDb } from "@humanpass/db";
 import type { Identity } from "@humanpass/devnet";
-import { createSession, recordVerification, type VerifierDatabase } from "@humanpass/verifier";
+import { createSession, recordVerification, SCHEMA, type VerifierDatabase } from "@humanpass/verifier";
 
 /**
  * Records demo humans as verified through the verifier's own write path (session, nullifier row and
@@ -16,7 +16,7 @@ export async function recordDemoHumans(options: {
 }): Promise<{ did: string; userId: string; nullifier: string }[]> {
   const db = createDb<VerifierDatabase>({
     connectionString: options.databaseUrl,
-    schema: "verifier",
+    schema: SCHEMA,
     max: 2,
   });
   try {

@@ -2,19 +2,19 @@
  * The real attestations-api (services/attestations-api: its migrations, read model and HTTP app) on
  * 127.0.0.1, filled through its own event appliers with the records a test needs.
  */
+import {
+  applyAttestationRecorded,
+  applyAttestationRevoked,
+  applyUniquenessVerified,
+  buildApp,
+  migrations,
+} from "@humanpass/attestations-api";
 import { createPool, type Kysely, kyselyOn, migrateToLatest } from "@humanpass/db";
 import type { AttestationRevokedData } from "@humanpass/events";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "@humanpass/human-proof";
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
 import pino from "pino";
 import { type Address, getAddress, type Hex, keccak256, toHex } from "viem";
-import { buildApp } from "../../../attestations-api/src/app";
-import { migrations } from "../../../attestations-api/src/db/migrations";
-import {
-  applyAttestationRecorded,
-  applyAttestationRevoked,
-  applyUniquenessVerified,
-} from "../../../attestations-api/src/events/apply";
 
 const SCHEMA = "attestations";
 let sequence = 0;
