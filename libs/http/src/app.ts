@@ -1,3 +1,5 @@
+import cors from "@fastify/cors";
+import rateLimit from "@fastify/rate-limit";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
@@ -5,9 +7,9 @@ import { isDatabaseUnavailable } from "@humanpass/db";
 import { trace } from "@opentelemetry/api";
 import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import { corsHook } from "./cors";
+import { corsPluginOptions } from "./cors";
 import { HttpError } from "./errors";
-import { type RateLimitOptions, rateLimitHook } from "./rate-limit";
+import { type RateLimitOptions, rateLimitPluginOptions } from "./rate-limit";
 
 /** How long the server waits; every wait is bounded. */
 export interface HttpTimeouts {
@@ -122,13 +124,6 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     reply.code(500).send({ error: "internal_error", message: "Internal server error" });
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send({
-      error: "not_found",
-      message: `Route ${request.method} ${request.url.split("?")[0]} not found`,
-    });
-  });
-
   if (options.openapi) {
     await app.register(swagger, {
       openapi: {
@@ -142,13 +137,12 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     await app.register(swaggerUi, { routePrefix: "/docs" });
   }
 
-  // Both run on every request, so they are plain synchronous hooks. CORS comes first, so that a 429 carries its
-  // headers too and the page that made the call can read it.
+  // CORS first, so that a 429 carries its headers too and the page that made the call can read it.
   if (options.corsOrigins && options.corsOrigins.length > 0)
-    app.addHook("onRequest", corsHook(options.corsOrigins));
+    await app.register(cors, corsPluginOptions(options.corsOrigins));
   if (options.rateLimit) {
     const exempt = ["/healthz", "/readyz", ...(options.rateLimit.exempt ?? [])];
-    app.addHook("onRequest", rateLimitHook({ ...options.rateLimit, exempt }));
+    await app.register(rateLimit, rateLimitPluginOptions({ ...options.rateLimit, exempt }));
   }
 
   // Node's requestTimeout stops counting once a request reaches the app, so a body sent byte by byte (or never
@@ -172,6 +166,13 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     raw.once("end", clear);
     raw.once("close", clear);
     done();
+  });
+
+  app.setNotFoundHandler(notFoundOptions(app, options), (request, reply) => {
+    reply.code(404).send({
+      error: "not_found",
+      message: `Route ${request.method} ${request.url.split("?")[0]} not found`,
+    });
   });
 
   app.get("/healthz", { schema: { hide: true } }, async () => ({ status: "ok" }));
@@ -200,6 +201,11 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   });
 
   return app;
+}
+
+// Unknown paths count against the limit too, so that probing for routes costs the same as calling them.
+function notFoundOptions(app: HttpApp, options: HttpAppOptions) {
+  return options.rateLimit ? { preHandler: app.rateLimit() } : {};
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
