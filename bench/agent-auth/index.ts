@@ -31,7 +31,7 @@ import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
 import { freePort } from "@humanpass/testing/ports";
 import { jetstream } from "@nats-io/jetstream";
 import pino from "pino";
-import { encodeAbiParameters, getAddress, type Hex } from "viem";
+import { encodeAbiParameters, getAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);

@@ -124,6 +124,13 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     reply.code(500).send({ error: "internal_error", message: "Internal server error" });
   });
 
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({
+      error: "not_found",
+      message: `Route ${request.method} ${request.url.split("?")[0]} not found`,
+    });
+  });
+
   if (options.openapi) {
     await app.register(swagger, {
       openapi: {
@@ -143,6 +150,9 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   if (options.rateLimit) {
     const exempt = ["/healthz", "/readyz", ...(options.rateLimit.exempt ?? [])];
     await app.register(rateLimit, rateLimitPluginOptions({ ...options.rateLimit, exempt }));
+    // An app-wide hook rather than the plugin's per-route ones: those would run after the app-wide hooks that
+    // answer by themselves (the x402 gate's 402), and never for unknown paths, so probing for routes is counted.
+    app.addHook("onRequest", app.rateLimit());
   }
 
   // Node's requestTimeout stops counting once a request reaches the app, so a body sent byte by byte (or never
@@ -166,13 +176,6 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     raw.once("end", clear);
     raw.once("close", clear);
     done();
-  });
-
-  app.setNotFoundHandler(notFoundOptions(app, options), (request, reply) => {
-    reply.code(404).send({
-      error: "not_found",
-      message: `Route ${request.method} ${request.url.split("?")[0]} not found`,
-    });
   });
 
   app.get("/healthz", { schema: { hide: true } }, async () => ({ status: "ok" }));
@@ -201,11 +204,6 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   });
 
   return app;
-}
-
-// Unknown paths count against the limit too, so that probing for routes costs the same as calling them.
-function notFoundOptions(app: HttpApp, options: HttpAppOptions) {
-  return options.rateLimit ? { preHandler: app.rateLimit() } : {};
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -21,6 +21,7 @@ export function rateLimitPluginOptions(options: RateLimitOptions): RateLimitPlug
   const exempt = new Set(options.exempt ?? []);
   const per = describeWindow(options.timeWindowMs);
   return {
+    global: false,
     max: options.max,
     timeWindow: options.timeWindowMs,
     cache: options.maxClients ?? 100_000,
