@@ -112,10 +112,19 @@ describe("a page on another origin", () => {
     await page.close();
 
     const [first, , , limited] = seen;
-    expect(first).toMatchObject({ status: 402, remaining: String(LIMIT - 1) });
+    expect(first).toMatchObject({
+      status: 402,
+      paymentRequired: expect.any(String),
+      remaining: String(LIMIT - 1),
+    });
     const terms = decodePaymentRequiredHeader(first!.paymentRequired!);
     expect(terms.accepts[0]).toMatchObject({ scheme: "exact", network: NETWORK });
-    expect(limited).toMatchObject({ status: 429, error: "rate_limited", remaining: "0" });
+    expect(limited).toMatchObject({
+      status: 429,
+      error: "rate_limited",
+      retryAfter: expect.any(String),
+      remaining: "0",
+    });
     expect(Number(limited!.retryAfter)).toBeGreaterThan(0);
     expect(Number(limited!.retryAfter)).toBeLessThanOrEqual(60);
   });
