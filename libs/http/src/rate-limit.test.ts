@@ -69,6 +69,19 @@ describe("rate limiting", () => {
     expect((await from("10.4.4.2")).statusCode).toBe(200);
   });
 
+  it("counts per forwarded client behind a trusted proxy, per connection otherwise", async () => {
+    for (const trustProxy of [true, false]) {
+      const app = await createHttpApp({ logger, trustProxy, rateLimit: { max: 1, timeWindowMs: 60_000 } });
+      app.get("/r", async () => ({ ok: true }));
+      apps.push(app);
+      const via = (client: string) =>
+        app.inject({ url: "/r", remoteAddress: "10.5.5.5", headers: { "x-forwarded-for": client } });
+      expect((await via("203.0.113.1")).statusCode).toBe(200);
+      expect((await via("203.0.113.2")).statusCode).toBe(trustProxy ? 200 : 429);
+      expect((await via("203.0.113.1")).statusCode).toBe(429);
+    }
+  });
+
   it("counts requests to unknown paths too", async () => {
     const app = await appWith({ max: 1, timeWindowMs: 60_000 });
     expect((await app.inject({ url: "/nowhere", remoteAddress: "10.3.3.3" })).statusCode).toBe(404);

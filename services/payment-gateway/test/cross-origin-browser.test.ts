@@ -96,7 +96,7 @@ describe("a page on another origin", () => {
         for (let i = 0; i < calls; i++) {
           // A custom header makes this a preflighted call, as a client sending PAYMENT-SIGNATURE would be.
           const response = await fetch(url, { headers: { accept: "application/json", "x-client": "shop" } });
-          const body = await response.json();
+          const body = (await response.json()) as { error?: string };
           answers.push({
             status: response.status,
             paymentRequired: response.headers.get("PAYMENT-REQUIRED"),
