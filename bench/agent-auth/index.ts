@@ -58,20 +58,13 @@ const position = (n: number) => ({
 });
 const REGISTRY = getAddress("0x5FbDB2315678afecb367f032d93F642f64180aa3");
 
-type NativeSign = { ecdsaSign(hash: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number } };
-
-function loadNativeSigner(): NativeSign | undefined {
-  try {
-    return createRequire(import.meta.url)("secp256k1/bindings") as NativeSign;
-  } catch {
-    return undefined;
-  }
-}
-const native = loadNativeSigner();
+/** The documented API of the `secp256k1` package (libsecp256k1's prebuilt binding). */
+type Secp256k1 = { ecdsaSign(hash: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number } };
+const secp256k1 = createRequire(import.meta.url)("secp256k1") as Secp256k1;
 
 /**
- * An agent's EIP-191 signer. The agents sign with libsecp256k1 when its binding loads (viem otherwise): in
- * production they sign on their own machines, here they share the two cores with the service they measure.
+ * An agent's EIP-191 signer, through libsecp256k1 rather than viem: in production agents sign on their own
+ * machines, here they share the two cores with the service they measure.
  */
 function agentSigner(privateKey: Hex) {
   const account = privateKeyToAccount(privateKey);
@@ -79,8 +72,7 @@ function agentSigner(privateKey: Hex) {
   return {
     address: account.address,
     async signMessage(message: string): Promise<Hex> {
-      if (!native) return account.signMessage({ message });
-      const { signature, recid } = native.ecdsaSign(hexToBytes(hashMessage(message)), key);
+      const { signature, recid } = secp256k1.ecdsaSign(hexToBytes(hashMessage(message)), key);
       return `${bytesToHex(signature)}${(27 + recid).toString(16)}` as Hex;
     },
   };

@@ -1,3 +1,5 @@
+import cors from "@fastify/cors";
+import rateLimit from "@fastify/rate-limit";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
@@ -5,9 +7,9 @@ import { isDatabaseUnavailable } from "@humanpass/db";
 import { trace } from "@opentelemetry/api";
 import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import { corsHook } from "./cors";
+import { corsPluginOptions } from "./cors";
 import { HttpError } from "./errors";
-import { type RateLimitOptions, rateLimitHook } from "./rate-limit";
+import { type RateLimitOptions, rateLimitPluginOptions } from "./rate-limit";
 
 /** How long the server waits; every wait is bounded. */
 export interface HttpTimeouts {
@@ -142,13 +144,15 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     await app.register(swaggerUi, { routePrefix: "/docs" });
   }
 
-  // Both run on every request, so they are plain synchronous hooks. CORS comes first, so that a 429 carries its
-  // headers too and the page that made the call can read it.
+  // CORS first, so that a 429 carries its headers too and the page that made the call can read it.
   if (options.corsOrigins && options.corsOrigins.length > 0)
-    app.addHook("onRequest", corsHook(options.corsOrigins));
+    await app.register(cors, corsPluginOptions(options.corsOrigins));
   if (options.rateLimit) {
     const exempt = ["/healthz", "/readyz", ...(options.rateLimit.exempt ?? [])];
-    app.addHook("onRequest", rateLimitHook({ ...options.rateLimit, exempt }));
+    await app.register(rateLimit, rateLimitPluginOptions({ ...options.rateLimit, exempt }));
+    // An app-wide hook rather than the plugin's per-route ones: those would run after the app-wide hooks that
+    // answer by themselves (the x402 gate's 402), and never for unknown paths, so probing for routes is counted.
+    app.addHook("onRequest", app.rateLimit());
   }
 
   // Node's requestTimeout stops counting once a request reaches the app, so a body sent byte by byte (or never

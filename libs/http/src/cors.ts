@@ -1,29 +1,33 @@
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from "fastify";
-
-const PREFLIGHT_METHODS = "GET,HEAD,PUT,PATCH,POST,DELETE";
+import type { FastifyCorsOptions } from "@fastify/cors";
 
 /**
- * An onRequest hook answering cross-origin calls from `origins` (`["*"]`: any origin, answered with `*`, as no call
- * carries credentials). A listed origin is echoed back, with `Vary: Origin` on every answer since it depends on the
- * caller. A preflight (OPTIONS with `Access-Control-Request-Method`) from an allowed origin is answered here, 204;
- * from any other, it finds no route (404) and the browser refuses the call.
+ * Answers a browser may read from another origin: the x402 payment headers of a 402 and of a paid answer, and
+ * when to come back after a 429 or 503.
  */
-export function corsHook(origins: string[]) {
-  const any = origins.includes("*");
-  const allowed = new Set(origins);
-  return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    const origin = request.headers.origin;
-    if (!any) reply.header("vary", "Origin");
-    if (origin === undefined || !(any || allowed.has(origin))) return done();
-    reply.header("access-control-allow-origin", any ? "*" : origin);
-    if (request.method !== "OPTIONS" || request.headers["access-control-request-method"] === undefined)
-      return done();
-    reply.header("access-control-allow-methods", PREFLIGHT_METHODS);
-    const requested = request.headers["access-control-request-headers"];
-    if (requested !== undefined) {
-      reply.header("access-control-allow-headers", requested);
-      reply.header("vary", any ? "Access-Control-Request-Headers" : "Origin, Access-Control-Request-Headers");
-    }
-    reply.code(204).header("content-length", "0").send();
+export const EXPOSED_HEADERS = [
+  "PAYMENT-REQUIRED",
+  "PAYMENT-RESPONSE",
+  "Retry-After",
+  "X-RateLimit-Limit",
+  "X-RateLimit-Remaining",
+  "X-RateLimit-Reset",
+];
+
+/** How long a browser may reuse a preflight's answer, in seconds. */
+export const PREFLIGHT_MAX_AGE_S = 600;
+
+/**
+ * @fastify/cors for `origins` (`["*"]`: any origin, answered with `*`, as no call carries credentials). A listed
+ * origin is echoed back, with `Vary: Origin` on every answer since it depends on the caller; a preflight from any
+ * other gets no `Access-Control-Allow-Origin` and the browser refuses the call.
+ */
+export function corsPluginOptions(origins: string[]): FastifyCorsOptions {
+  return {
+    origin: origins,
+    methods: "GET,HEAD,PUT,PATCH,POST,DELETE",
+    exposedHeaders: EXPOSED_HEADERS,
+    maxAge: PREFLIGHT_MAX_AGE_S,
+    // A bare OPTIONS is answered as a preflight would be, rather than with the plugin's plain-text 400.
+    strictPreflight: false,
   };
 }

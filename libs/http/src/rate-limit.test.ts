@@ -1,44 +1,16 @@
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { createHttpApp } from "./app";
-import { FixedWindowLimiter } from "./rate-limit";
+import type { RateLimitOptions } from "./rate-limit";
 
-describe("FixedWindowLimiter", () => {
-  it("allows max requests per window and client, then refuses until the window ends", () => {
-    let now = 1_000_000;
-    const limiter = new FixedWindowLimiter(2, 10_000, 100, () => now);
-    expect(limiter.take("a")).toEqual({ allowed: true, remaining: 1, resetInMs: 10_000 });
-    now += 4_000;
-    expect(limiter.take("a")).toEqual({ allowed: true, remaining: 0, resetInMs: 6_000 });
-    expect(limiter.take("a")).toEqual({ allowed: false, remaining: 0, resetInMs: 6_000 });
-    expect(limiter.take("b")).toEqual({ allowed: true, remaining: 1, resetInMs: 10_000 });
-    now += 6_000;
-    expect(limiter.take("a")).toEqual({ allowed: true, remaining: 1, resetInMs: 10_000 });
-  });
-
-  it("forgets ended windows and keeps at most maxClients", () => {
-    let now = 0;
-    const limiter = new FixedWindowLimiter(1, 1_000, 3, () => now);
-    for (const c of ["a", "b", "c"]) limiter.take(c);
-    expect(limiter.take("a").allowed).toBe(false);
-    limiter.take("d");
-    expect(limiter.size).toBe(3);
-    // "a", the oldest window, was dropped for "d": it starts afresh.
-    expect(limiter.take("a").allowed).toBe(true);
-    now = 1_000;
-    limiter.take("e");
-    expect(limiter.size).toBe(1);
-  });
-});
-
-describe("rate limit hook", () => {
+describe("rate limiting", () => {
   const logger = pino({ level: "silent" });
   const apps: Awaited<ReturnType<typeof createHttpApp>>[] = [];
   afterAll(async () => {
     for (const app of apps) await app.close();
   });
 
-  async function appWith(rateLimit: { max: number; timeWindowMs: number; exempt?: string[] }) {
+  async function appWith(rateLimit: RateLimitOptions) {
     const app = await createHttpApp({ logger, rateLimit, corsOrigins: ["https://app.example"] });
     app.get("/r", async () => ({ ok: true }));
     app.get("/free", async () => ({ ok: true }));
@@ -68,6 +40,7 @@ describe("rate limit hook", () => {
       "retry-after": "60",
       "x-ratelimit-remaining": "0",
       "access-control-allow-origin": "https://app.example",
+      "access-control-expose-headers": expect.stringContaining("Retry-After"),
     });
     expect((await app.inject({ url: "/r", remoteAddress: "10.1.1.2" })).statusCode).toBe(200);
   });
@@ -84,6 +57,29 @@ describe("rate limit hook", () => {
     const limited = await app.inject({ url: "/r", remoteAddress: "10.2.2.2" });
     expect(limited.statusCode).toBe(429);
     expect(limited.json().message).toBe("Rate limit exceeded: 1 requests per second; retry in 1 s");
+  });
+
+  it("keeps a window per client, forgetting the least recently seen past maxClients", async () => {
+    const app = await appWith({ max: 1, timeWindowMs: 60_000, maxClients: 2 });
+    const from = (ip: string) => app.inject({ url: "/r", remoteAddress: ip });
+    for (const ip of ["10.4.4.1", "10.4.4.2"]) expect((await from(ip)).statusCode).toBe(200);
+    expect((await from("10.4.4.1")).statusCode).toBe(429);
+    expect((await from("10.4.4.3")).statusCode).toBe(200);
+    // 10.4.4.2, seen least recently, was dropped for 10.4.4.3: it starts afresh.
+    expect((await from("10.4.4.2")).statusCode).toBe(200);
+  });
+
+  it("counts per forwarded client behind a trusted proxy, per connection otherwise", async () => {
+    for (const trustProxy of [true, false]) {
+      const app = await createHttpApp({ logger, trustProxy, rateLimit: { max: 1, timeWindowMs: 60_000 } });
+      app.get("/r", async () => ({ ok: true }));
+      apps.push(app);
+      const via = (client: string) =>
+        app.inject({ url: "/r", remoteAddress: "10.5.5.5", headers: { "x-forwarded-for": client } });
+      expect((await via("203.0.113.1")).statusCode).toBe(200);
+      expect((await via("203.0.113.2")).statusCode).toBe(trustProxy ? 200 : 429);
+      expect((await via("203.0.113.1")).statusCode).toBe(429);
+    }
   });
 
   it("counts requests to unknown paths too", async () => {

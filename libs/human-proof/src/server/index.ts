@@ -7,7 +7,7 @@ export {
   HUMAN_PROOF_HEADER,
 } from "../shared/constants";
 export { formatSIWEMessage, type SignedMessageFields } from "../shared/message";
-export { nativeRecovery, recoverMessageSigner } from "../shared/recover-signer";
+export { recoverMessageSigner } from "../shared/recover-signer";
 export type {
   HumanProofChallenge,
   HumanProofExtensionInfo,

@@ -1,4 +1,4 @@
-import { type Address, type Hex, keccak256 } from "viem";
+import { type Address, checksumAddress, type Hex } from "viem";
 
 /** Bytes that do not decode as the layout they were read as. */
 export class MalformedAbiError extends Error {
@@ -39,7 +39,7 @@ export class AbiWords {
     const lower = this.word(at).toString("hex", 12);
     let address = this.addresses.get(lower);
     if (!address) {
-      address = checksummed(lower);
+      address = checksumAddress(`0x${lower}`);
       this.addresses.set(lower, address);
     }
     return address;
@@ -75,18 +75,4 @@ export class AbiWords {
       throw new MalformedAbiError(`data ends before ${at + length}`);
     return this.bytes.subarray(at, at + length);
   }
-}
-
-/**
- * EIP-55 checksum of a lowercase 40-digit hex address. viem's `checksumAddress` gives the same but goes through a
- * process-wide LRU cache that costs as much as the hash when, as in a backfill, nearly every address is new.
- */
-export function checksummed(lower: string): Address {
-  const hash = keccak256(Buffer.from(lower, "ascii"), "bytes");
-  let address = "0x";
-  for (let i = 0; i < 40; i++) {
-    const nibble = i % 2 === 0 ? hash[i >> 1]! >> 4 : hash[i >> 1]! & 0x0f;
-    address += nibble >= 8 ? lower[i]!.toUpperCase() : lower[i]!;
-  }
-  return address as Address;
 }
