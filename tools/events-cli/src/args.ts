@@ -8,6 +8,8 @@ export interface TailOptions {
   /** Subject/stream prefix of a non-default topology (EVENTS_PREFIX). */
   prefix: string;
   servers: string;
+  /** NATS user; NATS_USER and NATS_PASSWORD when absent. */
+  credentials?: { user: string; pass: string };
 }
 
 /** NATS_USER and NATS_PASSWORD, for a server that requires them (the `operator` user of users.conf). */

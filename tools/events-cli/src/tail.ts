@@ -36,7 +36,7 @@ export async function tail(options: TailOptions, io: TailIo, signal?: AbortSigna
   const nc = await connect({
     servers: options.servers.split(","),
     name: "humanpass-events-tail",
-    ...natsCredentials(),
+    ...(options.credentials ?? natsCredentials()),
   });
   const iterators: ConsumerMessages[] = [];
   let printed = 0;

@@ -68,6 +68,7 @@ writeStackFile({
   usdc: summary.usdc,
   prefix: "",
   natsUrl,
+  natsUser: { user: "operator", pass: process.env.NATS_OPERATOR_PASSWORD ?? "dev-operator" },
   urls,
   ownershipSchema: summary.seed.schemas.agentOwnership,
   pairedAgents: [4, 5, 6, 7].map(agent),

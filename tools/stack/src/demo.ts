@@ -27,7 +27,7 @@ const show = (text: string) => process.stdout.write(`  ${text}\n`);
 
 const events = new AbortController();
 const tailing = tail(
-  { subjects: [], json: false, prefix: stack.prefix, servers: stack.natsUrl },
+  { subjects: [], json: false, prefix: stack.prefix, servers: stack.natsUrl, credentials: stack.natsUser },
   { out: (line) => process.stdout.write(`  \x1b[2m[event]\x1b[0m ${line}\n`), err: () => {}, color: true },
   events.signal,
 );

@@ -15,6 +15,8 @@ export interface StackFile {
   usdc: string;
   prefix: string;
   natsUrl: string;
+  /** The NATS user tools read events as, where the server has users (compose: `operator` of users.conf). */
+  natsUser?: { user: string; pass: string };
   urls: Record<ServiceName, string>;
   ownershipSchema: string;
   /** Demo agents paired with a verified human (devnet keys; never real funds). */

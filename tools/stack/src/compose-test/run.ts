@@ -150,8 +150,7 @@ await settle(120_000);
 const nc = await connect({
   servers: stack.natsUrl,
   name: "compose-test",
-  user: process.env.NATS_USER ?? "operator",
-  pass: process.env.NATS_PASSWORD ?? process.env.NATS_OPERATOR_PASSWORD ?? "dev-operator",
+  ...stack.natsUser,
 });
 const agentHuman = new Map(
   summary.seed.pairings.map((p) => [p.recipient.ethereumAddress.toLowerCase(), p.attester.iden3Id]),
