@@ -4,7 +4,7 @@
 // guards in the settled system and shows that its check fails.
 import { execFileSync } from "node:child_process";
 import { createPool } from "@humanpass/db";
-import { connectDevnet, type DevnetAccount, identityFromAddress } from "@humanpass/devnet";
+import { ABIs, connectDevnet, type DevnetAccount, identityFromAddress } from "@humanpass/devnet";
 import { connect } from "@nats-io/transport-node";
 import type { Address, Hex } from "viem";
 import { devnetSummary } from "../compose-devnet";
@@ -262,18 +262,7 @@ async function prove(): Promise<void> {
         const { writeContract } = devnet.client;
         const hash = await writeContract({
           address: stack!.usdc as Address,
-          abi: [
-            {
-              type: "function",
-              name: "transfer",
-              stateMutability: "nonpayable",
-              inputs: [
-                { name: "to", type: "address" },
-                { name: "value", type: "uint256" },
-              ],
-              outputs: [{ type: "bool" }],
-            },
-          ],
+          abi: ABIs.usdc,
           functionName: "transfer",
           args: [PAYEE, 1_000n],
           account: summary!.accounts[5]!.address,
