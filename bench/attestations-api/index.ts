@@ -23,14 +23,12 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? "1,32,64,100").split(",").map(Number);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-// The runtime flags of the API's image, read from its Dockerfile so the two cannot drift.
+// The runtime flags of the services' image (the flags of its CMD), read from the Dockerfile so the two cannot drift.
 const IMAGE_NODE_OPTIONS = (
-  /^\s*NODE_OPTIONS=(\S+)/m.exec(
-    readFileSync(path.join(HERE, "../../services/attestations-api/Dockerfile"), "utf8"),
-  )?.[1] ?? ""
-)
-  .split(" ")
-  .filter(Boolean);
+  JSON.parse(
+    /^CMD (\[.*\])$/m.exec(readFileSync(path.join(HERE, "../../Dockerfile"), "utf8"))?.[1] ?? "[]",
+  ) as string[]
+).filter((arg) => arg.startsWith("--"));
 
 const dbUrl = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
 const REUSED = process.env.BENCH_DB;
