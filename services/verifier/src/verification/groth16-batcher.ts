@@ -5,7 +5,7 @@ import {
   type PreparedVerificationKey,
   parseGroth16Proof,
   randomBatchScalars,
-  verifyGroth16Each,
+  verifyGroth16Batches,
 } from "./groth16-mcl";
 
 /** Verifies one Groth16 proof; malformed input rejects, a well-formed proof that does not verify gives false. */
@@ -46,9 +46,10 @@ const aheadKey = (proof: Groth16Proof, publicSignals: readonly string[]) =>
   `${JSON.stringify(proof)}|${JSON.stringify(publicSignals)}`;
 
 /**
- * Collects the Groth16 checks that the tokens in flight in this thread ask for, and checks them per verification
- * key in one randomized batch. The batch is flushed by setImmediate: once every token that can reach a proof
- * check without waiting for I/O has done so, never later, so a lone token waits for nobody.
+ * Collects the Groth16 checks that the tokens in flight in this thread ask for, and checks them in one randomized
+ * batch per verification key, the batches sharing one final exponentiation. The batch is flushed by setImmediate:
+ * once every token that can reach a proof check without waiting for I/O has done so, never later, so a lone token
+ * waits for nobody.
  */
 export function createGroth16Batcher(options: Groth16BatcherOptions = {}): Groth16Batcher {
   const maxBatch = Math.max(1, options.maxBatch ?? MAX_BATCH);
@@ -60,24 +61,25 @@ export function createGroth16Batcher(options: Groth16BatcherOptions = {}): Groth
 
   const flush = (): void => {
     scheduled = false;
-    const groups = pending;
-    pending = new Map();
-    for (const [key, items] of groups) {
+    const chunks: Array<{ key: PreparedVerificationKey; items: Pending[] }> = [];
+    for (const [key, items] of pending) {
       for (let start = 0; start < items.length; start += maxBatch) {
-        const chunk = items.slice(start, start + maxBatch);
-        try {
-          const valid = verifyGroth16Each(
-            key,
-            chunk.map((item) => item.proof),
-            scalars,
-          );
-          chunk.forEach((item, i) => {
-            item.resolve(valid[i]);
-          });
-        } catch (error) {
-          for (const item of chunk) item.reject(error as Error);
-        }
+        chunks.push({ key, items: items.slice(start, start + maxBatch) });
       }
+    }
+    pending = new Map();
+    try {
+      const valid = verifyGroth16Batches(
+        chunks.map(({ key, items }) => ({ key, proofs: items.map((item) => item.proof) })),
+        scalars,
+      );
+      chunks.forEach(({ items }, c) => {
+        items.forEach((item, i) => {
+          item.resolve(valid[c][i]);
+        });
+      });
+    } catch (error) {
+      for (const { items } of chunks) for (const item of items) item.reject(error as Error);
     }
   };
 

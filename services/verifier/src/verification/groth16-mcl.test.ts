@@ -16,6 +16,7 @@ import {
   SCALAR_FIELD_ORDER,
   verifyGroth16,
   verifyGroth16Batch,
+  verifyGroth16Batches,
   verifyGroth16Each,
 } from "./groth16-mcl";
 import { jsJwz, libraryCircuitsDir } from "./iden3-modules";
@@ -334,6 +335,57 @@ describe("batch Groth16 verification (one key, random scalars)", () => {
     expect(verifyGroth16Batch(key, batch, ones)).toBe(true);
     expect(verifyGroth16Batch(key, batch)).toBe(false);
     expect(verifyGroth16Each(key, batch)).toEqual([true, false, false, true]);
+  });
+
+  it("checks batches of several keys in one check, and finds an invalid proof of one key among them", () => {
+    const auth = authV3();
+    const query = tamperTargets[1];
+    const batchOf = (p: FixtureProof, count: number) => ({
+      key: preparedKey(p.circuitId),
+      proofs: Array.from({ length: count }, () => parsed(rerandomized(p))),
+    });
+    const sizes: number[] = [];
+    expect(verifyGroth16Batches([batchOf(auth, 3), batchOf(query, 2)], observedScalars(sizes))).toEqual([
+      [true, true, true],
+      [true, true],
+    ]);
+    expect(sizes).toEqual([3, 2]);
+
+    const wrongSignals = tampered(query, (p) => {
+      p.pub_signals[0] = plusOne(p.pub_signals[0]);
+    });
+    const withBad = batchOf(query, 2);
+    withBad.proofs = [withBad.proofs[0], parsed(wrongSignals), withBad.proofs[1]];
+    expect(verifyGroth16Batches([batchOf(auth, 3), withBad])).toEqual([
+      [true, true, true],
+      [true, false, true],
+    ]);
+  });
+
+  it("needs random scalars across keys too: with all scalars 1, proofs wrong by D and by -D under two keys pass together", () => {
+    const valid = authV3();
+    // Two keys with the same points: the check cannot tell them apart, only the scalars keep the batches apart.
+    const keys = [preparedKey(valid.circuitId), prepareVerificationKey(verificationKey(valid.circuitId))];
+    const d = keys[0].ic[0];
+    const shiftedC = (sign: 1 | -1) =>
+      parsed(
+        tampered(valid, (p) => {
+          const c = parseG1(valid.proof.pi_c, "pi_c");
+          p.proof.pi_c = g1Coords(sign === 1 ? mcl.add(c, d) : mcl.sub(c, d));
+        }),
+      );
+    const batches = () => [
+      { key: keys[0], proofs: [parsed(valid), shiftedC(1)] },
+      { key: keys[1], proofs: [shiftedC(-1), parsed(valid)] },
+    ];
+    expect(verifyGroth16Batches(batches(), ones)).toEqual([
+      [true, true],
+      [true, true],
+    ]);
+    expect(verifyGroth16Batches(batches())).toEqual([
+      [true, false],
+      [false, true],
+    ]);
   });
 
   describe.each(tamperings)(
