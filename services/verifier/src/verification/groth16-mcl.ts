@@ -1,5 +1,6 @@
 import { randomFillSync } from "node:crypto";
 import * as mcl from "mcl-wasm";
+import { isInG2Subgroup } from "./g2-subgroup";
 import { millerLoopVec } from "./mcl-miller-loop-vec";
 
 /** Groth16 proof as snarkjs and iden3 JWZ tokens serialise it (decimal strings, projective z last). */
@@ -103,7 +104,7 @@ export function parseG2(coords: unknown, what: string): mcl.G2 {
   }
   if (!point.isValid()) throw new Error(`invalid ${what}: point is not on the curve`);
   // The twist has a large cofactor: a point on it but outside the r-torsion subgroup must not reach the pairing.
-  if (!point.isValidOrder()) throw new Error(`invalid ${what}: point is not in the G2 subgroup`);
+  if (!isInG2Subgroup(point)) throw new Error(`invalid ${what}: point is not in the G2 subgroup`);
   return point;
 }
 

@@ -1,0 +1,93 @@
+import * as mcl from "mcl-wasm";
+import { beforeAll, describe, expect, it } from "vitest";
+import { beta1, decodeToken, stable } from "../../test/support/fixtures";
+import { isInG2Subgroup } from "./g2-subgroup";
+import { initGroth16, SCALAR_FIELD_ORDER } from "./groth16-mcl";
+
+/** The twist's cofactor and its prime factors: a point outside G2 has a component of one of these orders. */
+const COFACTOR = 21888242871839275222246405745257275088844257914179612981679871602714643921549n;
+const COFACTOR_PRIMES = [
+  10069n,
+  5864401n,
+  1875725156269n,
+  197620364512881247228717050342013327560683201906968909n,
+];
+
+const fp2 = (a: number, b: number) => {
+  const v = new mcl.Fp2();
+  v.setInt(a, b);
+  return v;
+};
+
+/** Points of the twist y² = x³ + 3/(9+u) with x = a + (7a+1)u, not cofactor-cleared: almost none is in G2. */
+function twistPoints(count: number, from = 1): mcl.G2[] {
+  const twistB = mcl.div(fp2(3, 0), fp2(9, 1));
+  const points: mcl.G2[] = [];
+  for (let a = from; points.length < count; a++) {
+    const x = fp2(a, 7 * a + 1);
+    const [isSquare, y] = mcl.squareRoot(mcl.add(mcl.mul(mcl.sqr(x), x), twistB));
+    if (!isSquare) continue;
+    const point = new mcl.G2();
+    point.setX(x);
+    point.setY(y);
+    point.setZ(fp2(1, 0));
+    points.push(point);
+  }
+  return points;
+}
+
+/** [k]Q through the group law alone, for scalars of any size (r itself, the cofactor's factors). */
+function times(q: mcl.G2, k: bigint): mcl.G2 {
+  let result = new mcl.G2();
+  for (const bit of k.toString(2)) {
+    result = mcl.dbl(result);
+    if (bit === "1") result = mcl.add(result, q);
+  }
+  return result;
+}
+
+const inSubgroupByOrder = (q: mcl.G2) => times(q, SCALAR_FIELD_ORDER).isZero();
+
+describe("G2 subgroup membership by the endomorphism test", () => {
+  beforeAll(() => initGroth16());
+
+  it("accepts points of G2: hashed to G2, and the B points of the fixture proofs", () => {
+    const proofB = [stable.token, beta1.token].flatMap((token) => {
+      const { authProof, payload } = decodeToken(token);
+      return [authProof.proof, ...payload.body.scope.map((entry: { proof: unknown }) => entry.proof)];
+    });
+    const points = [
+      ...Array.from({ length: 20 }, (_, i) => mcl.hashAndMapToG2(`point ${i}`)),
+      ...proofB.map((proof) => {
+        const [x, y] = (proof as { pi_b: string[][] }).pi_b;
+        const point = new mcl.G2();
+        point.setStr(`1 ${x[0]} ${x[1]} ${y[0]} ${y[1]}`, 10);
+        return point;
+      }),
+    ];
+    for (const point of points) {
+      expect(inSubgroupByOrder(point)).toBe(true);
+      expect(isInG2Subgroup(point)).toBe(true);
+    }
+  });
+
+  it("refuses points of the twist outside G2, as [r]Q != 0 does", () => {
+    const points = twistPoints(40);
+    for (const point of points) {
+      expect(point.isValid()).toBe(true);
+      expect(isInG2Subgroup(point)).toBe(inSubgroupByOrder(point));
+    }
+    expect(points.some(isInG2Subgroup)).toBe(false);
+  });
+
+  it.each(COFACTOR_PRIMES.map((f) => [f]))("refuses a point of G2 plus a component of order %s", (order) => {
+    const [point] = twistPoints(1, Number(order % 1000n) + 3);
+    const component = times(point, SCALAR_FIELD_ORDER * (COFACTOR / order));
+    expect(component.isZero()).toBe(false);
+    expect(times(component, order).isZero()).toBe(true);
+    const mixed = mcl.add(mcl.hashAndMapToG2(`mixed ${order}`), component);
+    expect(mixed.isValid()).toBe(true);
+    expect(isInG2Subgroup(component)).toBe(false);
+    expect(isInG2Subgroup(mixed)).toBe(false);
+  });
+});
