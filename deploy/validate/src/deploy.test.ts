@@ -45,6 +45,19 @@ describe("npm run validate:deploy", () => {
     );
     edit(broken, "deploy/k8s/base/agent-auth/deployment.yaml", "readinessProbe:", "readinesProbe:");
     edit(broken, "deploy/k8s/base/postgres/cluster.yaml", "instances: 3", "instances: three");
+    // CloudNativePG: a field its Cluster CRD does not define, and a ScheduledBackup owner it does not know.
+    edit(
+      broken,
+      "deploy/k8s/base/postgres/cluster.yaml",
+      "enablePodMonitor: true",
+      "enablePodMonitors: true",
+    );
+    edit(
+      broken,
+      "deploy/k8s/overlays/prod/scheduled-backup.yaml",
+      "backupOwnerReference: self",
+      "backupOwnerReference: owner",
+    );
     edit(
       broken,
       "deploy/k8s/base/attestations-api/pdb.yaml",
@@ -59,7 +72,7 @@ describe("npm run validate:deploy", () => {
     const { checked, problems } = await validateDeploy(REPO_ROOT);
     expect(problems).toEqual([]);
     expect(checked).toEqual([
-      "docker-compose.yml",
+      expect.stringMatching(/^docker-compose\.yml \(docker(-| )compose config\)$/),
       "Dockerfile",
       "deploy/otel-collector.yaml",
       expect.stringMatching(/^deploy\/k8s\/overlays\/dev \(\d+ manifests\)$/),
@@ -89,6 +102,9 @@ describe("npm run validate:deploy", () => {
     expect(stderr).toContain(
       "docker-compose.yml at /services/agent-auth/depends_on/attestations-api/condition: must be equal to one of the allowed values",
     );
+    expect(stderr).toMatch(
+      /docker-compose\.yml: docker(-| )compose config: .*services\.agent-auth\.depends_on\.attestations-api\.condition.*service_ready/,
+    );
     for (const overlay of ["dev", "prod"]) {
       expect(stderr).toContain(
         `deploy/k8s/overlays/${overlay}: Deployment/verifier at /spec/template/spec/containers/0/ports/0/containerPort: must be integer`,
@@ -104,7 +120,14 @@ describe("npm run validate:deploy", () => {
     expect(stderr).toContain(
       "deploy/k8s/overlays/prod: Cluster/humanpass-db at /spec/instances: must be integer",
     );
-    expect(stderr).not.toContain("deploy/k8s/overlays/dev: Cluster/humanpass-db");
+    expect(stderr).not.toContain("deploy/k8s/overlays/dev: Cluster/humanpass-db at /spec/instances");
+    for (const overlay of ["dev", "prod"])
+      expect(stderr).toContain(
+        `deploy/k8s/overlays/${overlay}: Cluster/humanpass-db at /spec/monitoring/enablePodMonitors: unknown or mistyped field`,
+      );
+    expect(stderr).toContain(
+      "deploy/k8s/overlays/prod: ScheduledBackup/humanpass-db-nightly at /spec/backupOwnerReference: must be equal to one of the allowed values",
+    );
   });
 
   it("fails an overlay that kustomize cannot render", async () => {

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { parse } from "yaml";
 import { validateCompose } from "./compose";
+import { composeConfig } from "./compose-cli";
 import { checkComposeEnv, checkManifestEnv } from "./envcheck";
 import { imageProblems } from "./images";
 import { validateManifests } from "./k8s";
@@ -27,12 +27,13 @@ export async function validateDeploy(root: string): Promise<DeployValidation> {
   const problems: Problem[] = [];
   const warnings: string[] = [];
   const configs = await serviceConfigs();
-  const composeText = readFileSync(path.join(root, "docker-compose.yml"), "utf8");
-  const composeProblems = validateCompose(composeText);
-  problems.push(...composeProblems);
-  if (composeProblems.length === 0)
-    checkComposeEnv(parse(composeText, { merge: true }), configs, problems, warnings);
-  checked.push("docker-compose.yml");
+  const composeFile = path.join(root, "docker-compose.yml");
+  const composeText = readFileSync(composeFile, "utf8");
+  problems.push(...validateCompose(composeText));
+  const compose = composeConfig(composeFile);
+  problems.push(...compose.problems);
+  if (compose.resolved) checkComposeEnv(compose.resolved, configs, problems, warnings);
+  checked.push(`docker-compose.yml (${compose.command ?? "no compose command"} config)`);
   for (const dockerfile of composeText.matchAll(/^\s+dockerfile:\s*(\S+)\s*$/gm)) {
     if (!existsSync(path.join(root, dockerfile[1]!)))
       warnings.push(`docker-compose.yml builds from ${dockerfile[1]}, which does not exist yet`);

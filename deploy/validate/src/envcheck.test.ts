@@ -1,7 +1,6 @@
-import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
-import { parse } from "yaml";
-import { checkComposeEnv, checkManifestEnv, interpolateDefaults } from "./envcheck";
+import { composeConfig } from "./compose-cli";
+import { checkComposeEnv, checkManifestEnv } from "./envcheck";
 import { parseManifests, renderKustomization } from "./kustomize";
 import { repoPath } from "./paths";
 import type { Problem } from "./problems";
@@ -10,30 +9,20 @@ import { type ServiceConfig, serviceConfigs } from "./service-config";
 type Obj = Record<string, any>;
 
 let configs: ServiceConfig[];
+/** docker-compose.yml as compose resolves it, variables given their defaults. */
+let resolvedCompose: () => Obj;
 beforeAll(async () => {
   configs = await serviceConfigs();
-});
-
-describe("interpolateDefaults", () => {
-  it("reads compose variables as if none were exported", () => {
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: compose's ${…} syntax is the input under test
-    expect(interpolateDefaults("postgres://u:${PW:-humanpass}@db/${DB-x}${UNSET}")).toBe(
-      "postgres://u:humanpass@db/x",
-    );
-    expect(interpolateDefaults("cost: $$5")).toBe("cost: $5");
-  });
+  const { resolved, problems } = composeConfig(repoPath("docker-compose.yml"));
+  expect(problems).toEqual([]);
+  resolvedCompose = () => structuredClone(resolved!);
 });
 
 describe("service environments", () => {
   it("has every service of the committed compose file and overlays start", () => {
     const problems: Problem[] = [];
     const warnings: string[] = [];
-    checkComposeEnv(
-      parse(readFileSync(repoPath("docker-compose.yml"), "utf8"), { merge: true }),
-      configs,
-      problems,
-      warnings,
-    );
+    checkComposeEnv(resolvedCompose(), configs, problems, warnings);
     for (const overlay of ["dev", "prod"]) {
       checkManifestEnv(
         parseManifests(renderKustomization(repoPath(`deploy/k8s/overlays/${overlay}`))),
@@ -48,7 +37,7 @@ describe("service environments", () => {
   });
 
   it("reports a compose service that would refuse to start, and variables nobody reads", () => {
-    const compose: Obj = parse(readFileSync(repoPath("docker-compose.yml"), "utf8"), { merge: true });
+    const compose = resolvedCompose();
     delete compose.services["chain-indexer"].environment.RPC_URL;
     compose.services["agent-auth"].environment.CHAIN_ID = "mainnet";
     compose.services["payment-gateway"].environment.MOCK_FACILITATOR = "true";

@@ -3,16 +3,6 @@ import { checkServiceEnv, type ServiceConfig } from "./service-config";
 
 type Obj = Record<string, any>;
 
-/** Compose's interpolation with nothing exported: `${X:-default}` and `${X-default}` give the default, `${X}` nothing. */
-export function interpolateDefaults(value: string): string {
-  return value
-    .replace(
-      /\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-([^}]*))?\}/g,
-      (_m, fallback: string | undefined) => fallback ?? "",
-    )
-    .replace(/\$\$/g, "$");
-}
-
 function report(
   config: ServiceConfig,
   env: Record<string, string>,
@@ -32,15 +22,18 @@ function report(
     warnings.push(`${where}: ${config.service} does not read ${variable}`);
 }
 
-/** Starts each compose service's config loader, on paper, with the environment compose would give it. */
+/**
+ * Starts each compose service's config loader, on paper, with the environment compose would give it: `resolved`
+ * is the model `compose config` prints (variables interpolated, `environment` a map).
+ */
 export function checkComposeEnv(
-  compose: Obj,
+  resolved: Obj,
   configs: ServiceConfig[],
   problems: Problem[],
   warnings: string[],
 ): void {
   for (const config of configs) {
-    const service = compose?.services?.[config.service];
+    const service = resolved?.services?.[config.service];
     if (!service) {
       problems.push({
         where: "docker-compose.yml",
@@ -49,15 +42,11 @@ export function checkComposeEnv(
       });
       continue;
     }
-    const raw = service.environment ?? {};
-    const pairs: [string, unknown][] = Array.isArray(raw)
-      ? raw.map((entry: string) => [
-          entry.split("=")[0]!,
-          entry.includes("=") ? entry.slice(entry.indexOf("=") + 1) : "",
-        ])
-      : Object.entries(raw);
+    // A variable listed without a value and unset where compose runs reaches the container unset: null here.
     const env = Object.fromEntries(
-      pairs.map(([k, v]) => [k, interpolateDefaults(v === null ? "" : String(v))]),
+      Object.entries<unknown>(service.environment ?? {})
+        .filter(([, v]) => v !== null)
+        .map(([k, v]) => [k, String(v)]),
     );
     report(
       config,
