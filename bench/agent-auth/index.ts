@@ -260,7 +260,7 @@ try {
       PORT: String(port),
       HOST: "127.0.0.1",
       PUBLIC_URL: "https://agents.bench.example",
-      ATTESTATIONS_API_URL: `${apiUrl}/api/v1`,
+      ATTESTATIONS_API_URL: apiUrl,
       OWNERSHIP_SCHEMA_ID: schemaId,
       ATTESTATION_CACHE_TTL_MS: cache ? "30000" : "0",
       RATE_LIMIT_MAX: "1000000000",

@@ -1,147 +1,153 @@
+import { type Consumer, type ConsumerMessages, DeliverPolicy, jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { type Kysely, sql } from "kysely";
-import pg from "pg";
 import type { Logger } from "pino";
 import type { AttestationRevokedData } from "./catalog";
-import { type RunningConsumer, startConsumer } from "./consumer";
-import type { Topology } from "./topology";
+import { assertValidEvent, type CloudEvent } from "./envelope";
+import { streamName, subjectOf, type Topology } from "./topology";
 
-/** What a replica's cache of chain-derived lookups must drop: one revoked attestation's entries, or all of them. */
-export type ChainInvalidation =
-  | { revoked: Pick<AttestationRevokedData, "attestationId" | "recipientDid" | "recipientIden3Id"> }
-  | { clear: true };
+/** What one revocation unpairs: the attestation and its recipient. */
+export type ChainRevocation = Pick<
+  AttestationRevokedData,
+  "attestationId" | "recipientDid" | "recipientIden3Id"
+>;
 
-/**
- * Every replica of a service keeps its own cache, but a durable consumer hands each event to one replica only. So
- * one durable per service (exactly once through the inbox) turns `chain.attestation_revoked` and
- * `chain.blocks_reverted` into a Postgres NOTIFY on `channel` in its transaction, and every replica LISTENs
- * (`listenForChainInvalidations`) and applies it to its own cache. `channel` also names the durables.
- */
-export interface ChainInvalidationConsumersOptions {
-  db: Kysely<any>;
+/** A replica's cache of lookups derived from the chain. */
+export interface ChainDerivedCache {
+  /** Drops what rests on the revoked attestation (`chain.attestation_revoked`). */
+  invalidate(revocation: ChainRevocation): void;
+  /** Drops everything (`chain.blocks_reverted`, or when events may have been missed). */
+  clear(): void;
+}
+
+export interface ChainInvalidationOptions {
   nats: NatsConnection;
   topology: Topology;
   logger: Logger;
-  channel: string;
+  cache: ChainDerivedCache;
+  /** Wait before the consumer is created again after it failed. Default 1000. */
+  restartDelayMs?: number;
 }
 
-export async function startChainInvalidationConsumers(
-  options: ChainInvalidationConsumersOptions,
-): Promise<RunningConsumer[]> {
-  const { channel, ...rest } = options;
-  const common = { ...rest, stream: "CHAIN" as const };
-  const notify = async (trx: Kysely<any>, invalidation: ChainInvalidation) => {
-    await sql`select pg_notify(${channel}, ${JSON.stringify(invalidation)})`.execute(trx);
-  };
-  return Promise.all([
-    startConsumer({
-      ...common,
-      type: "attestation_revoked",
-      durable: `${channel}_revoked`,
-      handler: async (event, trx) => {
-        const { attestationId, recipientDid, recipientIden3Id } = event.data as AttestationRevokedData;
-        await notify(trx, { revoked: { attestationId, recipientDid, recipientIden3Id } });
-      },
-    }),
-    startConsumer({
-      ...common,
-      type: "blocks_reverted",
-      durable: `${channel}_reverted`,
-      handler: (_event, trx) => notify(trx, { clear: true }),
-    }),
-  ]);
-}
-
-export interface InvalidationListener {
+export interface ChainInvalidations {
   stop(): Promise<void>;
 }
 
+// What an ordered consumer reports when it missed or may miss messages; it then recreates itself, though after a
+// deleted consumer only once heartbeats are missed (30 s): that one is replaced at once.
+const GAPS = new Set(["reset", "ordered_consumer_recreated", "heartbeats_missed"]);
+
 /**
- * Applies the invalidations on `channel` to this replica's cache through `apply`. While the LISTEN connection is
- * down, notifications are lost: `apply({ clear: true })` runs whenever it (re)connects, so nothing missed can
- * survive.
+ * Every replica keeps its own cache, so each follows `chain.attestation_revoked` and `chain.blocks_reverted` on
+ * its own ordered consumer of stream CHAIN (an ephemeral consumer in memory, nothing acked, no state in the
+ * database), from the newest message on. Whatever this replica cached before the consumer existed, or while it
+ * had a gap, may rest on a revocation it never saw: the cache is cleared when the consumer is (re)created and
+ * whenever it reports a gap. Ordered consumers take one filter subject on NATS 2.9, so there is one per type.
  */
-export interface ChainInvalidationListenerOptions {
-  connectionString: string;
-  channel: string;
-  apply: (invalidation: ChainInvalidation) => void;
-  logger: Logger;
-  /** How the connection shows in pg_stat_activity; the channel when absent. */
-  applicationName?: string;
-  reconnectDelayMs?: number;
-}
-
-export async function listenForChainInvalidations(
-  options: ChainInvalidationListenerOptions,
-): Promise<InvalidationListener> {
-  const { channel, logger } = options;
-  // LISTEN takes an identifier, not a parameter.
-  if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a plain channel name: ${channel}`);
-  const reconnectDelayMs = options.reconnectDelayMs ?? 500;
-  const clear = () => options.apply({ clear: true });
+export async function followChainInvalidations(
+  options: ChainInvalidationOptions,
+): Promise<ChainInvalidations> {
+  const { cache, logger } = options;
+  const restartDelayMs = options.restartDelayMs ?? 1_000;
+  const js = jetstream(options.nats);
+  const stream = streamName(options.topology, "CHAIN");
   let running = true;
-  let client: pg.Client | undefined;
-  let retry: NodeJS.Timeout | undefined;
+  const stopped = new AbortController();
 
-  function received(payload: string | undefined) {
-    let invalidation: ChainInvalidation;
-    try {
-      invalidation = JSON.parse(payload ?? "") as ChainInvalidation;
-    } catch (e) {
-      logger.error(
-        { err: (e as Error).message, channel },
-        "unreadable cache invalidation; clearing the cache",
-      );
-      clear();
+  function apply(type: string, event: CloudEvent<any>): void {
+    if (event.type !== type) return;
+    if (type === "blocks_reverted") {
+      cache.clear();
       return;
     }
-    options.apply(invalidation);
+    const { attestationId, recipientDid, recipientIden3Id } = event.data as AttestationRevokedData;
+    cache.invalidate({ attestationId, recipientDid, recipientIden3Id });
   }
 
-  function reconnectLater() {
-    clear();
-    if (running) retry = setTimeout(() => void connect(), reconnectDelayMs);
+  type Following = { consumer: Consumer; messages: ConsumerMessages };
+
+  async function open(type: string): Promise<Following> {
+    const consumer = await js.consumers.get(stream, {
+      filter_subjects: subjectOf(options.topology, "CHAIN", type),
+      deliver_policy: DeliverPolicy.New,
+    });
+    const messages = await consumer.consume();
+    cache.clear();
+    void (async () => {
+      for await (const status of messages.status()) {
+        if (status.type === "consumer_deleted") {
+          logger.warn({ type }, "chain invalidation consumer deleted by the server; replacing it");
+          await messages.close();
+        } else if (GAPS.has(status.type)) {
+          logger.warn({ type, status: status.type }, "chain invalidations may have a gap; cache cleared");
+          cache.clear();
+        }
+      }
+    })();
+    return { consumer, messages };
   }
 
-  async function connect(): Promise<void> {
-    const next = new pg.Client({
-      connectionString: options.connectionString,
-      application_name: options.applicationName ?? channel,
-    });
-    next.on("notification", (message) => {
-      if (message.channel === channel) received(message.payload);
-    });
-    const lost = (reason: string) => {
-      if (client !== next) return;
-      client = undefined;
-      logger.warn({ reason, channel }, "cache invalidation LISTEN lost; cache cleared, reconnecting");
-      next.end().catch(() => {});
-      reconnectLater();
-    };
-    next.on("error", (e) => lost(e.message));
-    next.on("end", () => lost("connection ended"));
-    try {
-      await next.connect();
-      await next.query(`listen ${channel}`);
-      client = next;
-      // Whatever was notified before this LISTEN took effect is unknown to us.
-      clear();
-      if (!running) await next.end();
-    } catch (e) {
-      logger.warn({ err: (e as Error).message, channel }, "cache invalidation LISTEN failed; retrying");
-      await next.end().catch(() => {});
-      reconnectLater();
+  // The server would drop an ordered consumer only after 5 minutes without a pull.
+  async function close({ consumer, messages }: Following): Promise<void> {
+    await messages.close().catch(() => {});
+    await consumer.delete().catch(() => {});
+  }
+
+  async function follow(type: string, first: Following): Promise<void> {
+    let following: Following | undefined = first;
+    while (running) {
+      try {
+        following ??= await open(type);
+        current.set(type, following);
+        for await (const msg of following.messages) {
+          try {
+            const event = msg.json<unknown>();
+            assertValidEvent("CHAIN", event);
+            apply(type, event);
+          } catch (e) {
+            logger.error(
+              { type, seq: msg.seq, err: (e as Error).message },
+              "unreadable chain event; cache cleared",
+            );
+            cache.clear();
+          }
+        }
+      } catch (e) {
+        if (running) logger.warn({ type, err: (e as Error).message }, "chain invalidation consumer failed");
+      }
+      if (following) await close(following);
+      following = undefined;
+      if (!running) return;
+      cache.clear();
+      await sleep(restartDelayMs, stopped.signal);
     }
   }
 
-  await connect();
+  const current = new Map<string, Following>();
+  const types = ["attestation_revoked", "blocks_reverted"];
+  // The first consumers are created before this resolves: a revocation published afterwards is seen.
+  const firsts = await Promise.all(types.map(open));
+  const loops = types.map((type, i) => follow(type, firsts[i]!));
   return {
     async stop() {
       running = false;
-      clearTimeout(retry);
-      const current = client;
-      client = undefined;
-      await current?.end().catch(() => {});
+      stopped.abort();
+      await Promise.all([...current.values()].map(close));
+      await Promise.all(loops);
     },
   };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
 }

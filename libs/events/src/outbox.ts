@@ -50,6 +50,17 @@ export const outboxMigration: Migration = {
   },
 };
 
+/**
+ * For a service whose consumers all went: its inbox (from `outboxMigration`) is no longer written. agent-auth and
+ * payment-gateway had only their cache-invalidation durables; each replica now follows revocations with an ordered
+ * consumer that keeps no state in the database (`followChainInvalidations`).
+ */
+export const dropInboxMigration: Migration = {
+  async up(db) {
+    await sql`drop table if exists inbox`.execute(db);
+  },
+};
+
 export interface OutboxTables {
   outbox: {
     seq: string;

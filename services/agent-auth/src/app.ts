@@ -1,8 +1,8 @@
+import type { HumanLookup } from "@humanpass/attestations-client";
 import type { Kysely } from "@humanpass/db";
 import type { Topology } from "@humanpass/events";
 import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
 import type { Logger } from "@humanpass/telemetry";
-import type { HumanResolver } from "./attestations/human-resolver";
 import { createClaimRecorder } from "./claims/accept-claim";
 import { directClaim } from "./claims/direct-claim";
 import { helperClaim } from "./claims/helper-claim";
@@ -20,7 +20,7 @@ export interface AppDeps {
   topology: Topology;
   terms: PublicTerms;
   /** Who stands behind an agent: the attestations API client, usually behind the cache. */
-  resolver: HumanResolver;
+  resolver: HumanLookup;
   oneClaimPerHuman: boolean;
   clock?: Clock;
   readiness?: Record<string, () => Promise<unknown>>;

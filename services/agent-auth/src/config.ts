@@ -25,7 +25,7 @@ export const AgentAuthEnv = Type.Object({
     default: DEFAULT_AGENT_OWNERSHIP_SCHEMA,
     description: "the AgentOwnership schema id, 32-byte hex with 0x prefix",
   }),
-  ATTESTATIONS_API_URL: Env.url("http://127.0.0.1:8081/api/v1"),
+  ATTESTATIONS_API_URL: Env.url("http://127.0.0.1:8081"),
   ATTESTATIONS_API_TIMEOUT_MS: Type.Integer({
     minimum: 1,
     default: 2_000,

@@ -1,4 +1,5 @@
 import { splitList } from "@humanpass/config";
+import { followChainInvalidations } from "@humanpass/events";
 import { runService } from "@humanpass/service";
 import { buildApp } from "./app";
 import { createRegistry } from "./attestations";
@@ -6,7 +7,6 @@ import { systemClock } from "./clock";
 import { AgentAuthEnv, publicTerms } from "./config";
 import { migrations } from "./db/migrations";
 import { SCHEMA } from "./db/schema";
-import { listenForInvalidations, startCacheInvalidation } from "./events/cache-invalidation";
 import { createNonceStore } from "./nonces/nonce-store";
 import { startNoncePurge } from "./nonces/purge";
 
@@ -41,8 +41,7 @@ await runService({
       corsOrigins: splitList(config.CORS_ORIGINS),
       rateLimit: { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
     });
-    const listener = await listenForInvalidations({ connectionString: config.DATABASE_URL, cache, logger });
-    const consumers = await startCacheInvalidation({ db, nats, topology, logger });
+    const invalidations = await followChainInvalidations({ nats, topology, logger, cache });
     const purge = startNoncePurge(createNonceStore(db, systemClock), config.NONCE_PURGE_INTERVAL_MS, logger);
     logger.info(
       { resource: terms.resource, domain: terms.domain, oneClaimPerHuman: config.ONE_CLAIM_PER_HUMAN },
@@ -52,10 +51,9 @@ await runService({
       app,
       port: config.PORT,
       host: config.HOST,
-      consumers,
       stop: [
         ["nonce purge", () => purge.stop()],
-        ["cache invalidation listener", () => listener.stop()],
+        ["chain invalidations", () => invalidations.stop()],
       ],
     };
   },

@@ -1,145 +1,206 @@
-import { sql } from "@humanpass/db";
+/**
+ * Two replicas of agent-auth (two apps over one database, each with its own registry cache and its own ordered
+ * consumer of CHAIN, as deployed) and a real attestations API stand-in over HTTP. Each replica caches the human
+ * behind an agent; the stand-in then stops listing the pairing, so only the cache still says "paired". One
+ * `chain.attestation_revoked` must make both replicas ask again; a restarted or reset consumer must too.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import {
   type AttestationRevokedData,
-  type BlocksRevertedData,
+  type ChainInvalidations,
   createCloudEvent,
   ensureStreams,
+  followChainInvalidations,
   jetstreamManager,
-  type RunningConsumer,
+  streamName,
   subjectOf,
 } from "@humanpass/events";
-import type { HumanResolution } from "@humanpass/human-proof";
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
 import { connectTestNats, deleteTestStreams, eventually, testTopology } from "@humanpass/testing";
 import { jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type InvalidationListener, listenForInvalidations, startCacheInvalidation } from "../src";
-import { addressKey, didKey, ResolutionCache } from "../src/attestations/resolution-cache";
-import { logger, setUpDatabase, type TestDb } from "./harness";
+import { createRegistry } from "../src";
+import {
+  agentClient,
+  logger,
+  type RunningAgentAuth,
+  setUpDatabase,
+  startAgentAuth,
+  type TestDb,
+  testTerms,
+} from "./harness";
 
 const topology = testTopology();
+const terms = testTerms();
+const HUMAN = "0x4444444444444444444444444444444444444444";
+const agent = privateKeyToAccount(generatePrivateKey());
+const otherAgent = privateKeyToAccount(generatePrivateKey());
+
+/** What the registry lists: one ownership record per paired agent (by lower-case address), and how often it was asked. */
+const registry = { pairings: new Map<string, string>(), lookups: 0 };
+let attestations = 0;
+
+let api: http.Server;
+let apiUrl: string;
 let nc: NatsConnection;
 let t: TestDb;
-let consumers: RunningConsumer[] = [];
-let listeners: InvalidationListener[] = [];
-/** Two replicas' caches: the consumer hands each event to one process, both caches must drop the entry. */
-const replicas = [0, 1].map(() => new ResolutionCache({ ttlMs: 600_000, maxEntries: 100, clock: Date.now }));
-const [cache, other] = replicas as [ResolutionCache, ResolutionCache];
+type Replica = { service: RunningAgentAuth; invalidations: ChainInvalidations; restart(): Promise<void> };
+let replicas: Replica[] = [];
 
-const position = {
-  chainId: 45056,
-  blockNumber: 7,
-  blockHash: `0x${"0b".repeat(32)}`,
-  logIndex: 0,
-  txHash: `0x${"0c".repeat(32)}`,
-};
-
-function entry(agent: string, attestationId: string): HumanResolution {
-  return {
-    humanId: "9",
-    verifiedAt: "2026-11-01T10:00:00.000Z",
-    attestationId,
-    humanDid: "did:iden3:billions:main:human",
-    humanAddress: agent,
-    agentDid: didFromAddress(agent),
-    agentAddress: agent,
-  };
+function startApi(): Promise<void> {
+  api = http.createServer((req, res) => {
+    const url = new URL(req.url!, "http://api");
+    res.setHeader("content-type", "application/json");
+    if (url.pathname === "/api/v1/nullifier") {
+      res.end(JSON.stringify({ userId: url.searchParams.get("userId"), nullifier: "424242" }));
+      return;
+    }
+    registry.lookups++;
+    const address = url.searchParams.get("recipientEthereumAddress") ?? "";
+    const id = registry.pairings.get(address.toLowerCase());
+    const data =
+      id && url.searchParams.get("schemaId") === terms.ownershipSchema
+        ? [
+            {
+              id,
+              creationTime: 1_800_000_000,
+              fromId: iden3IdFromAddress(HUMAN),
+              fromDid: didFromAddress(HUMAN),
+              toDid: didFromAddress(address),
+              fromEthereumAddress: HUMAN,
+              toEthereumAddress: address,
+            },
+          ]
+        : [];
+    res.end(JSON.stringify({ totalItems: data.length, nextPage: null, data }));
+  });
+  return new Promise((resolve) => api.listen(0, "127.0.0.1", resolve));
 }
 
-async function publish(type: string, data: unknown) {
-  const event = createCloudEvent({ source: "chain-indexer", type, data });
-  await jetstream(nc).publish(subjectOf(topology, "CHAIN", type), JSON.stringify(event), { msgID: event.id });
+async function startReplica(): Promise<Replica> {
+  const { resolver, cache } = createRegistry({
+    attestationsApiUrl: apiUrl,
+    timeoutMs: 1_000,
+    retries: 0,
+    ownershipSchema: terms.ownershipSchema,
+    cacheTtlMs: 600_000,
+    cacheMaxEntries: 100,
+    clock: Date.now,
+    logger,
+  });
+  const service = await startAgentAuth({ db: t.db, resolver, terms, topology });
+  const follow = () => followChainInvalidations({ nats: nc, topology, logger, cache, restartDelayMs: 50 });
+  const replica: Replica = {
+    service,
+    invalidations: await follow(),
+    async restart() {
+      await replica.invalidations.stop();
+      replica.invalidations = await follow();
+    },
+  };
+  return replica;
+}
+
+/** A direct claim through one replica, as the agent sees it: 200 verified, 403 not_registered. */
+async function claim(replica: Replica, who = agent): Promise<number> {
+  const client = agentClient(replica.service.url);
+  return (await client.claimWithBody(await client.directClaimBody(who))).status;
+}
+
+/**
+ * Pairs the agents through new attestations, claims once through each replica, then unpairs them in the
+ * registry: each replica now says "verified" only from its cache, without asking the registry again.
+ */
+async function cacheInBothReplicas(agents = [agent]): Promise<Map<string, string>> {
+  const ids = new Map(agents.map((a) => [a.address, `0x${(++attestations).toString(16).padStart(64, "0")}`]));
+  for (const [address, id] of ids) registry.pairings.set(address.toLowerCase(), id);
+  for (const replica of replicas) for (const a of agents) expect(await claim(replica, a)).toBe(200);
+  registry.pairings.clear();
+  const lookups = registry.lookups;
+  for (const replica of replicas) for (const a of agents) expect(await claim(replica, a)).toBe(200);
+  expect(registry.lookups).toBe(lookups);
+  return ids;
+}
+
+async function publishRevocation(attestationId: string, recipient: string): Promise<void> {
+  const data: AttestationRevokedData = {
+    attestationId,
+    revoker: HUMAN,
+    revokerIden3Id: iden3IdFromAddress(HUMAN),
+    recipientDid: didFromAddress(recipient),
+    recipientIden3Id: iden3IdFromAddress(recipient),
+    revocationTime: 1_800_000_100,
+    registry: HUMAN,
+    chainId: 45056,
+    blockNumber: 9,
+    blockHash: `0x${"0b".repeat(32)}`,
+    logIndex: 0,
+    txHash: `0x${"0c".repeat(32)}`,
+  };
+  const event = createCloudEvent({ source: "chain-indexer", type: "attestation_revoked", data });
+  await jetstream(nc).publish(subjectOf(topology, "CHAIN", "attestation_revoked"), JSON.stringify(event), {
+    msgID: event.id,
+  });
 }
 
 beforeAll(async () => {
-  t = await setUpDatabase("agent_auth_cache");
+  await startApi();
+  apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+  t = await setUpDatabase("agent_auth_invalidation");
   nc = await connectTestNats();
   await ensureStreams(await jetstreamManager(nc), topology, ["CHAIN"]);
-  listeners = await Promise.all(
-    replicas.map((c) =>
-      listenForInvalidations({ connectionString: t.database.url, cache: c, logger, reconnectDelayMs: 50 }),
-    ),
-  );
-  consumers = await startCacheInvalidation({ db: t.db, nats: nc, topology, logger });
+  replicas = [await startReplica(), await startReplica()];
 });
 
 afterAll(async () => {
-  for (const c of consumers) await c.stop();
-  for (const l of listeners) await l.stop();
+  for (const { service, invalidations } of replicas) {
+    await invalidations.stop();
+    await service.close();
+  }
   await deleteTestStreams(nc, topology);
   await nc.close();
   await t.db.destroy();
   await t.database.drop();
+  api.closeAllConnections();
+  await new Promise((resolve) => api.close(resolve));
 });
 
-const AGENT = "0x3333333333333333333333333333333333333333";
-const BYSTANDER = "0x4444444444444444444444444444444444444444";
-
-function revocation(agent: string, attestationId: string): AttestationRevokedData {
-  return {
-    attestationId,
-    revoker: BYSTANDER,
-    revokerIden3Id: "1",
-    recipientDid: didFromAddress(agent),
-    recipientIden3Id: iden3IdFromAddress(agent),
-    revocationTime: 1_800_000_000,
-    registry: BYSTANDER,
-    ...position,
-  };
-}
-
 describe("cache invalidation from chain events, in every replica", () => {
-  it("chain.attestation_revoked drops the cached lookups of that agent in both caches, and only those", async () => {
-    const revokedId = `0x${"aa".repeat(32)}`;
-    for (const c of replicas) {
-      c.set(addressKey(AGENT), entry(AGENT, revokedId));
-      c.set(didKey(didFromAddress(AGENT)), entry(AGENT, revokedId));
-      c.set(addressKey(BYSTANDER), entry(BYSTANDER, `0x${"bb".repeat(32)}`));
+  it("one chain.attestation_revoked makes both replicas drop that agent's human, and only that one", async () => {
+    const ids = await cacheInBothReplicas([agent, otherAgent]);
+    await publishRevocation(ids.get(otherAgent.address)!, otherAgent.address);
+    for (const replica of replicas) {
+      await eventually(async () => (await claim(replica, otherAgent)) === 403);
+      expect(await claim(replica, agent)).toBe(200);
     }
-    await publish("attestation_revoked", revocation(AGENT, revokedId));
-    await eventually(() => replicas.every((c) => c.get(addressKey(AGENT)) === undefined));
-    for (const c of replicas) {
-      expect(c.get(didKey(didFromAddress(AGENT)))).toBeUndefined();
-      expect(c.get(addressKey(BYSTANDER))).toBeDefined();
-    }
-    // One shared durable, applied once through the inbox.
-    const inbox = await t.db.selectFrom("inbox").select("consumer").execute();
-    expect(inbox.map((r) => r.consumer)).toEqual(["agent_auth_cache_revoked"]);
   });
 
-  it("chain.blocks_reverted drops everything in both caches", async () => {
-    for (const c of replicas) c.set(addressKey(AGENT), entry(AGENT, `0x${"cc".repeat(32)}`));
-    const reverted: BlocksRevertedData = {
-      chainId: 45056,
-      fromBlock: 5,
-      toBlock: 7,
-      attestationIds: [],
-      revokedAttestationIds: [],
-      schemaIds: [],
-    };
-    await publish("blocks_reverted", reverted);
-    await eventually(() => replicas.every((c) => c.size === 0));
+  it("a restarted consumer clears its replica's cache: what it missed meanwhile cannot survive", async () => {
+    await cacheInBothReplicas();
+    const [restarted, untouched] = replicas as [Replica, Replica];
+    await restarted.restart();
+    expect(await claim(restarted)).toBe(403);
+    expect(await claim(untouched)).toBe(200);
   });
 
-  it("a lost LISTEN connection clears that cache, and invalidations reach it again once it is back", async () => {
-    cache.set(addressKey(AGENT), entry(AGENT, `0x${"dd".repeat(32)}`));
-    other.set(addressKey(AGENT), entry(AGENT, `0x${"dd".repeat(32)}`));
-    await sql`select pg_terminate_backend(pid) from pg_stat_activity
-      where application_name = 'agent-auth cache' and datname = current_database()`.execute(t.db);
-    await eventually(() => cache.size === 0 && other.size === 0);
-
-    // Back when both connections have run their LISTEN (a reconnect clears the cache once more right after).
-    await eventually(async () => {
-      const { rows } = await sql<{ n: string }>`select count(*) as n from pg_stat_activity
-        where application_name = 'agent-auth cache' and datname = current_database()
-          and state = 'idle' and query = 'listen agent_auth_cache'`.execute(t.db);
-      return Number(rows[0]!.n) === 2;
-    });
-    await new Promise((resolve) => setImmediate(resolve));
-    const revokedId = `0x${"ee".repeat(32)}`;
-    for (const c of replicas) c.set(addressKey(AGENT), entry(AGENT, revokedId));
-    await publish("attestation_revoked", revocation(AGENT, revokedId));
-    await eventually(() => replicas.every((c) => c.get(addressKey(AGENT)) === undefined));
+  it("a consumer the server lost is recreated, and its replica's cache cleared", async () => {
+    await cacheInBothReplicas();
+    const jsm = await jetstreamManager(nc);
+    const chain = streamName(topology, "CHAIN");
+    const names = async () => (await jsm.consumers.list(chain).next()).map((c) => c.name);
+    const lost = await names();
+    expect(lost).toHaveLength(2 * replicas.length);
+    for (const name of lost) await jsm.consumers.delete(chain, name);
+    for (const replica of replicas) await eventually(async () => (await claim(replica)) === 403);
+    // New consumers take their place and deliver revocations again.
+    await eventually(
+      async () => (await names()).filter((name) => !lost.includes(name)).length === lost.length,
+    );
+    const ids = await cacheInBothReplicas();
+    await publishRevocation(ids.get(agent.address)!, agent.address);
+    for (const replica of replicas) await eventually(async () => (await claim(replica)) === 403);
   });
 });

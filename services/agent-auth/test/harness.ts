@@ -1,3 +1,4 @@
+import type { HumanLookup } from "@humanpass/attestations-client";
 import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
 import type { Topology } from "@humanpass/events";
 import type { HttpApp } from "@humanpass/http";
@@ -9,7 +10,6 @@ import {
   type AgentAuthDb,
   buildApp,
   type Clock,
-  type HumanResolver,
   migrations,
   type PublicTerms,
   publicTerms,
@@ -49,7 +49,7 @@ export interface RunningAgentAuth {
 /** The service's HTTP app on a free port, over the given database and resolver. */
 export async function startAgentAuth(options: {
   db: Kysely<AgentAuthDb>;
-  resolver: HumanResolver;
+  resolver: HumanLookup;
   terms: PublicTerms;
   topology?: Topology;
   clock?: Clock;

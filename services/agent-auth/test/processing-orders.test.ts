@@ -1,3 +1,4 @@
+import { AttestationsApiError, type HumanLookup } from "@humanpass/attestations-client";
 import {
   type HumanProofExtensionInfo,
   type HumanResolution,
@@ -7,12 +8,7 @@ import { didFromAddress } from "@humanpass/identity";
 import type { Hex } from "viem";
 import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import {
-  createNonceStore,
-  type HumanResolver,
-  NONCE_LIFETIME_MS,
-  VerificationUnavailableError,
-} from "../src";
+import { createNonceStore, NONCE_LIFETIME_MS } from "../src";
 import {
   agentClient,
   evmSigner,
@@ -28,7 +24,7 @@ import {
  * Both processing orders of spec 3 through HTTP, against real Postgres, with the registry replaced by a
  * table this file controls (the real attestations API is used in e2e-devnet.test.ts).
  */
-class TableResolver implements HumanResolver {
+class TableResolver implements HumanLookup {
   readonly humans = new Map<string, HumanResolution>();
   failing = false;
 
@@ -47,12 +43,12 @@ class TableResolver implements HumanResolver {
   }
 
   async byAddress(address: string) {
-    if (this.failing) throw new VerificationUnavailableError("registry down (test)");
+    if (this.failing) throw new AttestationsApiError("registry down (test)");
     return this.humans.get(address.toLowerCase()) ?? null;
   }
 
   async byDid(did: string) {
-    if (this.failing) throw new VerificationUnavailableError("registry down (test)");
+    if (this.failing) throw new AttestationsApiError("registry down (test)");
     return [...this.humans.values()].find((h) => h.agentDid === did) ?? null;
   }
 }

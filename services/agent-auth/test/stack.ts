@@ -27,6 +27,7 @@ import {
   type CloudEvent,
   createCloudEvent,
   ensureStreams,
+  followChainInvalidations,
   jetstreamManager,
   type NatsConnection,
   type OutboxRelay,
@@ -50,16 +51,7 @@ import {
 import { jetstream } from "@nats-io/jetstream";
 import type { Hex } from "viem";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
-import {
-  type AgentAuthDb,
-  buildApp,
-  type Clock,
-  createRegistry,
-  listenForInvalidations,
-  migrations,
-  SCHEMA,
-  startCacheInvalidation,
-} from "../src";
+import { type AgentAuthDb, buildApp, type Clock, createRegistry, migrations, SCHEMA } from "../src";
 import { logger, testTerms } from "./harness";
 
 export interface AgentAuthOptions {
@@ -150,7 +142,7 @@ export async function startStack(label: string): Promise<Stack> {
     const apiConsumers = await startReadModelConsumers({ db: apiDb, nats, topology, logger });
     cleanups.push(() => Promise.all(apiConsumers.map((c) => c.stop())));
     const apiPort = await freePort();
-    const apiUrl = `http://127.0.0.1:${apiPort}/api/v1`;
+    const apiUrl = `http://127.0.0.1:${apiPort}`;
     let api: HttpApp | undefined;
     const startApi = async () => {
       api = await buildAttestationsApi({ pool: apiPool, logger, rateLimit: false });
@@ -166,8 +158,6 @@ export async function startStack(label: string): Promise<Stack> {
     const db = createDb<AgentAuthDb>({ connectionString: database.url, schema: SCHEMA, max: 20 });
     cleanups.push(() => db.destroy());
     await migrateToLatest(db, { schema: SCHEMA, migrations });
-    const invalidation = await startCacheInvalidation({ db, nats, topology, logger });
-    cleanups.push(() => Promise.all(invalidation.map((c) => c.stop())));
     const relay: OutboxRelay = startOutboxRelay({
       nats,
       schema: SCHEMA,
@@ -219,12 +209,12 @@ export async function startStack(label: string): Promise<Stack> {
         });
         const url = await app.listen({ port: 0, host: "127.0.0.1" });
         // Each app is a replica with its own cache, told of revocations like the deployed service.
-        const listener = await listenForInvalidations({ connectionString: database.url, cache, logger });
+        const invalidations = await followChainInvalidations({ nats, topology, logger, cache });
         const running: RunningApp = {
           url,
           app,
           async close() {
-            await listener.stop();
+            await invalidations.stop();
             await app.close();
           },
         };
@@ -258,7 +248,10 @@ export async function startStack(label: string): Promise<Stack> {
             msgID: event.id,
           },
         );
-        await eventually(async () => (await fetch(`${apiUrl}/nullifier?userId=${human.userId}`)).ok, 20_000);
+        await eventually(
+          async () => (await fetch(`${apiUrl}/api/v1/nullifier?userId=${human.userId}`)).ok,
+          20_000,
+        );
         return human;
       },
 
@@ -274,7 +267,7 @@ export async function startStack(label: string): Promise<Stack> {
           },
           { from: devnet.accounts[RELAY_ACCOUNT]!.address },
         );
-        await eventually(async () => (await fetch(`${apiUrl}/attestations/${id}`)).ok, 20_000);
+        await eventually(async () => (await fetch(`${apiUrl}/api/v1/attestations/${id}`)).ok, 20_000);
         return id;
       },
 
@@ -362,7 +355,7 @@ async function startChainIndexer(
 }
 
 export interface FaultyProxy {
-  /** Base address that forwards to the API (…/api/v1). */
+  /** Origin that forwards to the API (an ATTESTATIONS_API_URL). */
   apiUrl: string;
   /** Paths under /api/v1 answered with a fault instead of being forwarded. */
   faults: Map<string, "unavailable" | "no-data-array">;
@@ -400,7 +393,7 @@ export async function startFaultyProxy(targetApiUrl: string): Promise<FaultyProx
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
-    apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`,
+    apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     faults,
     async close() {
       server.closeAllConnections();

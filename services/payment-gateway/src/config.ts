@@ -47,6 +47,12 @@ export const PaymentGatewayEnv = Type.Object({
     default: 5_000,
     description: "an integer >= 1 (milliseconds per request)",
   }),
+  ATTESTATIONS_API_RETRIES: Type.Integer({
+    minimum: 0,
+    maximum: 5,
+    default: 2,
+    description: "an integer 0-5 (extra attempts after a 502, 503, 504, a timeout or a network failure)",
+  }),
   AGENT_OWNERSHIP_SCHEMA: Type.String({
     default: DEFAULT_AGENT_OWNERSHIP_SCHEMA,
     pattern: "^0x[0-9a-fA-F]{64}$",

@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import { splitList } from "@humanpass/config";
+import { followChainInvalidations } from "@humanpass/events";
 import {
+  cachePositiveLookups,
   createChallengeNonces,
   createPoUVerifier,
   InMemoryHumanUsageStorage,
@@ -9,13 +11,11 @@ import {
 } from "@humanpass/human-proof";
 import { runService } from "@humanpass/service";
 import { buildApp } from "./app";
-import { CachedPoUVerifier } from "./attestations/cached-verifier";
 import { checkSettings, PaymentGatewayEnv, SCHEMA, SERVICE_NAME } from "./config";
 import { migrations } from "./db/migrations";
 import { InMemoryPaymentReservations, PostgresPaymentReservations } from "./db/payment-reservations";
 import { PostgresProofAdmissions } from "./db/proof-admissions";
 import { PostgresHumanUsageStorage } from "./db/usage-storage";
-import { listenForInvalidations, startCacheInvalidation } from "./events/cache-invalidation";
 import { outboxPaymentEvents, paymentEventOf } from "./events/payment-events";
 import { loadRoutesFile } from "./routes-file";
 import { createFacilitator } from "./x402/facilitator";
@@ -36,22 +36,25 @@ await runService({
       logger.warn(
         "USAGE_STORAGE=memory: per-human quotas and used nonces live in this process only; development only",
       );
-    const api = config.ATTESTATIONS_API_URL.replace(/\/+$/, "");
-    const verifier = new CachedPoUVerifier(
+    const verifier = cachePositiveLookups(
       createPoUVerifier({
-        attestationsApiBaseUrl: `${api}/api/v1/attestations`,
-        nullifierApiBaseUrl: `${api}/api/v1/nullifier`,
+        attestationsApiUrl: config.ATTESTATIONS_API_URL,
         agentOwnershipSchema: config.AGENT_OWNERSHIP_SCHEMA,
         requestTimeoutMs: config.ATTESTATIONS_API_TIMEOUT_MS,
+        retries: config.ATTESTATIONS_API_RETRIES,
       }),
-      { ttlMs: config.LOOKUP_CACHE_TTL_MS, negativeTtlMs: config.NEGATIVE_LOOKUP_CACHE_TTL_MS },
+      {
+        ttlMs: config.LOOKUP_CACHE_TTL_MS,
+        negativeTtlMs: config.NEGATIVE_LOOKUP_CACHE_TTL_MS,
+        maxEntries: 100_000,
+      },
     );
-    const listener = await listenForInvalidations({
-      connectionString: config.DATABASE_URL,
-      verifier,
+    const invalidations = await followChainInvalidations({
+      nats,
+      topology,
       logger,
+      cache: { invalidate: (revocation) => verifier.revoke(revocation), clear: () => verifier.clear() },
     });
-    const consumers = await startCacheInvalidation({ db, nats, topology, logger });
     const events = outboxPaymentEvents(db, topology, logger);
     const storage = inMemory ? new InMemoryHumanUsageStorage() : new PostgresHumanUsageStorage(db);
     const admissions = inMemory
@@ -97,10 +100,9 @@ await runService({
     return {
       app,
       port: config.PORT,
-      consumers,
       stop: [
         ["payment events", () => events.drain()],
-        ["cache invalidation listener", () => listener.stop()],
+        ["chain invalidations", () => invalidations.stop()],
       ],
     };
   },

@@ -1,7 +1,13 @@
 import * as billions from "@billionsnetwork/x402-human-proof-client";
 import { ABIs } from "@humanpass/devnet";
-import { createCloudEvent, ensureStreams, jetstreamManager, subjectOf } from "@humanpass/events";
-import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "@humanpass/human-proof";
+import {
+  createCloudEvent,
+  ensureStreams,
+  followChainInvalidations,
+  jetstreamManager,
+  subjectOf,
+} from "@humanpass/events";
+import { cachePositiveLookups, DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "@humanpass/human-proof";
 import { eventually } from "@humanpass/testing";
 import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
@@ -10,8 +16,6 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import { type Address, type Hex, parseEventLogs } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CachedPoUVerifier } from "../src/attestations/cached-verifier";
-import { listenForInvalidations, startCacheInvalidation } from "../src/events/cache-invalidation";
 import {
   agentFetch,
   humanAgentFetch,
@@ -234,13 +238,12 @@ describe("our client extension and attestation-aware selector", () => {
 describe("cached human lookups", () => {
   it("serve repeat payments without asking the API, and end when the chain revokes the pairing", async () => {
     await ensureStreams(await jetstreamManager(stack.nats), stack.topology, ["CHAIN"]);
-    const verifier = new CachedPoUVerifier(stack.verifier(), { ttlMs: 600_000 });
-    const listener = await listenForInvalidations({ connectionString: stack.database.url, verifier, logger });
-    const consumers = await startCacheInvalidation({
-      db: stack.db,
+    const verifier = cachePositiveLookups(stack.verifier(), { ttlMs: 600_000 });
+    const invalidations = await followChainInvalidations({
       nats: stack.nats,
       topology: stack.topology,
       logger,
+      cache: { invalidate: (revocation) => verifier.revoke(revocation), clear: () => verifier.clear() },
     });
     try {
       const cached = await stack.startGateway({
@@ -271,8 +274,7 @@ describe("cached human lookups", () => {
       });
       expect(paymentError(refused)).toBe("not_registered");
     } finally {
-      await Promise.all(consumers.map((c) => c.stop()));
-      await listener.stop();
+      await invalidations.stop();
     }
   });
 });

@@ -126,7 +126,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         PORT: String(ports["agent-auth"]),
         PUBLIC_URL: urls["agent-auth"],
         OWNERSHIP_SCHEMA_ID: ownership,
-        ATTESTATIONS_API_URL: `${urls["attestations-api"]}/api/v1`,
+        ATTESTATIONS_API_URL: urls["attestations-api"],
       },
       "payment-gateway": {
         PORT: String(ports["payment-gateway"]),

@@ -1,6 +1,6 @@
 /**
- * The SDK as an integrator gets it: `npm pack` of @humanpass/identity, @humanpass/human-proof and
- * @humanpass/x402-fastify, the tarballs installed into a throwaway project outside the workspace (plain JavaScript
+ * The SDK as an integrator gets it: `npm pack` of @humanpass/identity, @humanpass/attestations-client,
+ * @humanpass/human-proof and @humanpass/x402-fastify, the tarballs installed into a throwaway project outside the workspace (plain JavaScript
  * ESM, nothing linked to this repository), then servers and agents of that project (./sdk-consumer/*.mjs, copied
  * there) against the devnet and a running attestations-api of the stack `make up` starts.
  */
@@ -19,7 +19,7 @@ import { REPO_ROOT } from "../src/processes";
 import { randomPrefix, type Stack, startStack } from "../src/stack";
 
 const run = promisify(execFile);
-const SDK_PACKAGES = ["identity", "human-proof", "x402-fastify"];
+const SDK_PACKAGES = ["identity", "attestations-client", "human-proof", "x402-fastify"];
 const FIXTURES = path.join(import.meta.dirname, "sdk-consumer");
 // What the integrator installs next to the SDK: the versions this repository is tested with.
 const INTEGRATOR_DEPENDENCIES = {
@@ -64,12 +64,17 @@ async function packAndInstall(): Promise<void> {
       type: "module",
       dependencies: {
         "@humanpass/identity": tarball("identity"),
+        "@humanpass/attestations-client": tarball("attestations-client"),
         "@humanpass/human-proof": tarball("human-proof"),
         "@humanpass/x402-fastify": tarball("x402-fastify"),
         ...INTEGRATOR_DEPENDENCIES,
       },
-      // @humanpass/human-proof asks for @humanpass/identity 0.1.0: this tarball, never a registry look-up.
-      overrides: { "@humanpass/identity": tarball("identity") },
+      // @humanpass/human-proof asks for @humanpass/identity and @humanpass/attestations-client 0.1.0 (which asks
+      // for @humanpass/identity too): these tarballs, never a registry look-up.
+      overrides: {
+        "@humanpass/identity": tarball("identity"),
+        "@humanpass/attestations-client": tarball("attestations-client"),
+      },
     }),
   );
   for (const file of readdirSync(FIXTURES)) copyFileSync(path.join(FIXTURES, file), path.join(project, file));

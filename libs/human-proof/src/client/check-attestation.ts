@@ -1,11 +1,10 @@
-import { AttestationsApiError, hasListedAttestation } from "../shared/attestations-api";
-import { DEFAULT_ATTESTATIONS_API_BASE_URL, DEFAULT_REQUEST_TIMEOUT_MS } from "../shared/constants";
+import { AttestationsApiError } from "@humanpass/attestations-client";
+import { type AttestationsApiOptions, attestationsClient } from "../shared/attestations";
 
-export type CheckAttestationOptions = {
-  /** URL of the attestations list endpoint (…/api/v1/attestations). */
-  attestationsApiBaseUrl?: string;
-  requestTimeoutMs?: number;
-};
+export type CheckAttestationOptions = Pick<
+  AttestationsApiOptions,
+  "attestationsApiUrl" | "attestationsApiBaseUrl" | "requestTimeoutMs" | "retries"
+>;
 
 /**
  * Whether `did` holds a non-revoked attestation of `schemaId`. False also when the API answers with an
@@ -15,15 +14,10 @@ export type CheckAttestationOptions = {
 export async function checkAttestation(
   did: string,
   schemaId: string,
-  options?: CheckAttestationOptions,
+  options: CheckAttestationOptions = {},
 ): Promise<boolean> {
   try {
-    return await hasListedAttestation(
-      options?.attestationsApiBaseUrl || DEFAULT_ATTESTATIONS_API_BASE_URL,
-      schemaId,
-      did,
-      options?.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-    );
+    return await attestationsClient(options).hasAttestation(schemaId, { recipientDid: did });
   } catch (error) {
     if (error instanceof AttestationsApiError && error.answered) return false;
     throw error;

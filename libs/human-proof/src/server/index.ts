@@ -1,4 +1,4 @@
-export { AttestationsApiError } from "../shared/attestations-api";
+export { AttestationsApiError, type Revocation } from "@humanpass/attestations-client";
 export {
   DEFAULT_AGENT_OWNERSHIP_SCHEMA,
   DEFAULT_ATTESTATIONS_API_BASE_URL,

@@ -1,42 +1,30 @@
-import type { HumanResolution, PoUVerifier } from "./types";
+import { HumanCache, type HumanCacheOptions, type Revocation } from "@humanpass/attestations-client";
+import type { PoUVerifier } from "./types";
 
-export type LookupCacheOptions = {
-  /** How long a positive lookup is reused. */
-  ttlMs: number;
-  /** Oldest entries are dropped beyond this many DIDs. Default 10000. */
-  maxEntries?: number;
-  now?: () => number;
-};
+export type LookupCacheOptions = HumanCacheOptions;
 
 export type CachingPoUVerifier = PoUVerifier & {
   /** Forgets the DID at once, e.g. when its ownership attestation is revoked. */
   invalidate(agentDid: string): void;
+  /** Forgets every DID that rests on the attestation of a `chain.attestation_revoked` event, or is its recipient. */
+  revoke(revocation: Revocation): void;
+  /** Forgets everything, e.g. on `chain.blocks_reverted` or when revocations may have been missed. */
+  clear(): void;
 };
 
 /**
- * Reuses positive `lookupHuman` answers for `ttlMs`. Negative answers and errors are never cached, so a new
- * pairing is seen at once; call `invalidate` when a revocation event for the agent arrives.
+ * Reuses `lookupHuman` answers: found humans for `ttlMs`, "not paired" only for `negativeTtlMs` (default 0, so a
+ * new pairing is seen at once); errors never. Concurrent lookups of one DID share one request. Call `revoke` when a
+ * revocation event for the agent arrives.
  */
 export function cachePositiveLookups(verifier: PoUVerifier, options: LookupCacheOptions): CachingPoUVerifier {
-  const { ttlMs, maxEntries = 10_000, now = Date.now } = options;
-  const entries = new Map<string, { resolution: HumanResolution; until: number }>();
-
+  const cache = new HumanCache(options);
   const cached: CachingPoUVerifier = {
     ownershipSchema: verifier.ownershipSchema,
-    async lookupHuman(did, chainId) {
-      const entry = entries.get(did);
-      if (entry && entry.until > now()) return entry.resolution;
-      entries.delete(did);
-      const resolution = await verifier.lookupHuman(did, chainId);
-      if (resolution) {
-        entries.set(did, { resolution, until: now() + ttlMs });
-        if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string);
-      }
-      return resolution;
-    },
-    invalidate(agentDid) {
-      entries.delete(agentDid);
-    },
+    lookupHuman: (did, chainId) => cache.lookup(did, () => verifier.lookupHuman(did, chainId)),
+    invalidate: (agentDid) => cache.delete(agentDid),
+    revoke: (revocation) => cache.invalidate(revocation),
+    clear: () => cache.clear(),
   };
   if (verifier.hasAttestation) cached.hasAttestation = verifier.hasAttestation.bind(verifier);
   return cached;

@@ -1,15 +1,7 @@
-export type HumanResolution = {
-  /** The human's nullifier (decimal string): stable per person, the key for per-human quotas. */
-  humanId: string;
-  /** ISO 8601 time of the ownership attestation. */
-  verifiedAt: string;
-  attestationId: string;
-  humanDid: string;
-  /** The attestation's `fromEthereumAddress`; may be a relay, never identify the person by it. */
-  humanAddress: string;
-  agentDid: string;
-  agentAddress: string;
-};
+import type { HumanResolution } from "@humanpass/attestations-client";
+import type { AttestationsApiOptions } from "../shared/attestations";
+
+export type { HumanResolution };
 
 export type HumanVerifiedEvent = { type: "human_verified"; resource: string } & HumanResolution;
 
@@ -32,16 +24,10 @@ export type HumanProofEvent = HumanVerifiedEvent | HumanNotRegisteredEvent | Max
 
 export type OnHumanProofEvent = (event: HumanProofEvent) => void | Promise<void>;
 
-export type PoUVerifierOptions = {
+export type PoUVerifierOptions = AttestationsApiOptions & {
   /** Replaces the attestations-API check of extra schemas. */
   hasAttestation?: (did: string, chainId: string, schema: string) => Promise<boolean>;
-  /** URL of the attestations list endpoint (…/api/v1/attestations). */
-  attestationsApiBaseUrl?: string;
   agentOwnershipSchema?: string;
-  /** URL of the nullifier endpoint (…/api/v1/nullifier). */
-  nullifierApiBaseUrl?: string;
-  /** Per HTTP request to the attestations API. Default 5000 ms. */
-  requestTimeoutMs?: number;
 };
 
 export interface PoUVerifier {

@@ -76,6 +76,29 @@ describe("createPoUVerifier", () => {
     expect(listCall?.searchParams.get("schemaId")).toBe(DEFAULT_AGENT_OWNERSHIP_SCHEMA);
   });
 
+  it("takes the API's origin (attestationsApiUrl) and appends /api/v1 itself", async () => {
+    const did = didFromAddress(pairedAgent, "main");
+    const fromOrigin = createPoUVerifier({ attestationsApiUrl: new URL(api.baseUrl).origin });
+    expect(await fromOrigin.lookupHuman(did, "eip155:45056")).toMatchObject({ humanId: "111" });
+  });
+
+  it("throws, never answers null, for an ownership record whose fromId is not a decimal iden3 ID", async () => {
+    const did = didFromAddress(pairedAgent, "main");
+    const [record] = (
+      (await (await fetch(`${api.attestationsUrl}?recipientDid=${did}`)).json()) as {
+        data: Record<string, unknown>[];
+      }
+    ).data;
+    try {
+      for (const fromId of [undefined, "", "0x2a"]) {
+        api.answerWith({ data: [{ ...record, fromId }], nextPage: null });
+        await expect(verifier().lookupHuman(did, "x")).rejects.toThrow(/malformed attestation/);
+      }
+    } finally {
+      api.answerWith(undefined);
+    }
+  });
+
   it("follows nextPage and takes the most recent ownership record", async () => {
     const resolution = await verifier().lookupHuman(didFromAddress(repairedAgent, "main"), "eip155:45056");
     expect(resolution).toMatchObject({

@@ -1,10 +1,14 @@
+import {
+  createAttestationsClient,
+  createHumanLookup,
+  HumanCache,
+  type HumanLookup,
+} from "@humanpass/attestations-client";
 import type { Logger } from "@humanpass/telemetry";
 import type { Clock } from "../clock";
-import { createAttestationsApiClient } from "./api-client";
-import { createHumanResolver, type HumanResolver } from "./human-resolver";
-import { cachedResolver, ResolutionCache } from "./resolution-cache";
 
 export interface RegistryOptions {
+  /** The attestations API's origin (`ATTESTATIONS_API_URL`, no `/api/v1`). */
   attestationsApiUrl: string;
   timeoutMs: number;
   retries: number;
@@ -15,21 +19,29 @@ export interface RegistryOptions {
   logger: Logger;
 }
 
-/** The resolver the service runs with: the attestations API client behind the positive-lookup cache. */
-export function createRegistry(options: RegistryOptions): {
-  resolver: HumanResolver;
-  cache: ResolutionCache;
-} {
-  const api = createAttestationsApiClient({
-    baseUrl: options.attestationsApiUrl,
+/**
+ * The lookup the service runs with: the attestations API behind this replica's cache of found humans, keyed by
+ * address (direct path) and by DID (helper path). `cache` is what chain invalidations clear.
+ */
+export function createRegistry(options: RegistryOptions): { resolver: HumanLookup; cache: HumanCache } {
+  const client = createAttestationsClient({
+    url: options.attestationsApiUrl,
     timeoutMs: options.timeoutMs,
     retries: options.retries,
     logger: options.logger,
   });
-  const cache = new ResolutionCache({
+  const lookup = createHumanLookup(client, options.ownershipSchema);
+  const cache = new HumanCache({
     ttlMs: options.cacheTtlMs,
     maxEntries: options.cacheMaxEntries,
-    clock: options.clock,
+    now: options.clock,
   });
-  return { resolver: cachedResolver(createHumanResolver(api, options.ownershipSchema), cache), cache };
+  return {
+    resolver: {
+      byAddress: (address) =>
+        cache.lookup(`address:${address.toLowerCase()}`, () => lookup.byAddress(address)),
+      byDid: (did) => cache.lookup(`did:${did}`, () => lookup.byDid(did)),
+    },
+    cache,
+  };
 }

@@ -1,13 +1,13 @@
+import type { HumanLookup } from "@humanpass/attestations-client";
 import { agentDidFromAddress, recoverMessageSigner } from "@humanpass/human-proof";
 import type { Logger } from "@humanpass/telemetry";
-import type { HumanResolver } from "../attestations/human-resolver";
 import type { NonceStore } from "../nonces/nonce-store";
 import type { ClaimRecorder } from "./accept-claim";
 import { refuse } from "./refusals";
 
 export interface DirectClaimDeps {
   nonces: NonceStore;
-  resolver: HumanResolver;
+  resolver: HumanLookup;
   recorder: ClaimRecorder;
   logger: Logger;
 }
@@ -34,7 +34,7 @@ export function directClaim(deps: DirectClaimDeps): (body: unknown) => Promise<D
     if (!signer) throw refuse.invalidSignature();
     const agentDid = agentDidFromAddress(signer);
 
-    let resolution: Awaited<ReturnType<HumanResolver["byAddress"]>>;
+    let resolution: Awaited<ReturnType<HumanLookup["byAddress"]>>;
     try {
       resolution = await resolver.byAddress(signer);
     } catch (e) {

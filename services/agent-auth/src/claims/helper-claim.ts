@@ -1,7 +1,7 @@
+import type { HumanLookup } from "@humanpass/attestations-client";
 import { type HumanProofChallenge, type PoUVerifier, verifyHumanProofRequest } from "@humanpass/human-proof";
 import { addressFromDid } from "@humanpass/identity";
 import type { Logger } from "@humanpass/telemetry";
-import type { HumanResolver } from "../attestations/human-resolver";
 import type { PublicTerms } from "../config";
 import type { NonceStore } from "../nonces/nonce-store";
 import type { ClaimRecorder } from "./accept-claim";
@@ -10,7 +10,7 @@ import { refuse } from "./refusals";
 export interface HelperClaimDeps {
   terms: PublicTerms;
   nonces: NonceStore;
-  resolver: HumanResolver;
+  resolver: HumanLookup;
   recorder: ClaimRecorder;
   logger: Logger;
 }

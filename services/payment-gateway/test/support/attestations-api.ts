@@ -22,8 +22,8 @@ let sequence = 0;
 export interface AttestationsApi {
   /** Base URL of the service, e.g. http://127.0.0.1:1234 (ATTESTATIONS_API_URL). */
   url: string;
+  /** Its attestations list endpoint, the `attestationsApiBaseUrl` of Billions' agent client. */
   attestationsUrl: string;
-  nullifierUrl: string;
   /** Records `human`'s ownership of the agent and the human's uniqueness proof (nullifier); the attestation id. */
   pairAgent(agent: Address, human: Address, nullifier: string): Promise<Hex>;
   /** Revokes an attestation in the read model; the event the chain-indexer would publish for it. */
@@ -75,7 +75,6 @@ export async function startAttestationsApi(databaseUrl: string): Promise<Attesta
   return {
     url,
     attestationsUrl: `${url}/api/v1/attestations`,
-    nullifierUrl: `${url}/api/v1/nullifier`,
     async pairAgent(agent, human, nullifier) {
       const attestationId = await record(agent, human, DEFAULT_AGENT_OWNERSHIP_SCHEMA);
       await applyUniquenessVerified(db, {

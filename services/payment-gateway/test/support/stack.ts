@@ -140,11 +140,7 @@ export async function startStack(label: string): Promise<Stack> {
     assets: { [network]: { address: devnet.addresses.usdc, name: "USD Coin", version: "2", decimals: 6 } },
     routes,
   });
-  const verifier = () =>
-    createPoUVerifier({
-      attestationsApiBaseUrl: attestations.attestationsUrl,
-      nullifierApiBaseUrl: attestations.nullifierUrl,
-    });
+  const verifier = () => createPoUVerifier({ attestationsApiUrl: attestations.url });
 
   return {
     devnet,

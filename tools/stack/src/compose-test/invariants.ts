@@ -13,7 +13,7 @@ export interface Verdict {
   detail: string;
 }
 
-/** Schemas with an outbox, and the consumers (inbox owners) of each. */
+/** Schemas with an outbox; those with durable consumers also have an inbox. */
 export const SCHEMAS = [
   "verifier",
   "chain_indexer",
@@ -197,6 +197,11 @@ export async function events(databaseUrl: string, nc: NatsConnection): Promise<V
         `select id::text, published_at is not null as published from "${schema}".outbox`,
       );
       outbox.push(...rows.rows);
+      const { rows: present } = await pool.query<{ inbox: string | null }>(
+        "select to_regclass($1) as inbox",
+        [`"${schema}".inbox`],
+      );
+      if (!present[0]?.inbox) continue;
       const consumed = await pool.query<{ consumer: string; event_id: string }>(
         `select consumer, event_id from "${schema}".inbox`,
       );

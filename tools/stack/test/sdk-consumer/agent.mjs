@@ -13,7 +13,7 @@ import { privateKeyToAccount } from "viem/accounts";
 const [url] = process.argv.slice(2);
 const account = privateKeyToAccount(process.env.AGENT_KEY);
 const selector = createAttestationAwareSelector(buildDIDFromAddress(account.address), undefined, {
-  attestationsApiBaseUrl: `${process.env.ATTESTATIONS_API_URL}/api/v1/attestations`,
+  attestationsApiUrl: process.env.ATTESTATIONS_API_URL,
 });
 // x402 pays only in well-known assets unless told otherwise; the devnet's USDC is not one of them.
 const client = new x402Client(selector.selector)

@@ -29,8 +29,7 @@ export function weatherRoute(env) {
 export function humanProofOptions(env, storage, nonceStore) {
   return {
     verifierOptions: {
-      attestationsApiBaseUrl: `${env.ATTESTATIONS_API_URL}/api/v1/attestations`,
-      nullifierApiBaseUrl: `${env.ATTESTATIONS_API_URL}/api/v1/nullifier`,
+      attestationsApiUrl: env.ATTESTATIONS_API_URL,
       agentOwnershipSchema: env.OWNERSHIP_SCHEMA,
     },
     storage,

@@ -1,8 +1,9 @@
 import type { Migration } from "@humanpass/db";
-import { outboxMigration } from "@humanpass/events";
+import { dropInboxMigration, outboxMigration } from "@humanpass/events";
 import { noncesAndClaims } from "./0002_nonces_and_claims";
 
 export const migrations: Record<string, Migration> = {
   "0001_outbox": outboxMigration,
   "0002_nonces_and_claims": noncesAndClaims,
+  "0003_drop_inbox": dropInboxMigration,
 };

@@ -1,5 +1,5 @@
 import type { Migration } from "@humanpass/db";
-import { outboxMigration } from "@humanpass/events";
+import { dropInboxMigration, outboxMigration } from "@humanpass/events";
 import { humanUsageMigration } from "./0002_human_usage";
 import { paymentReservationsMigration } from "./0003_payment_reservations";
 
@@ -7,4 +7,5 @@ export const migrations: Record<string, Migration> = {
   "0001_outbox": outboxMigration,
   "0002_human_usage": humanUsageMigration,
   "0003_payment_reservations": paymentReservationsMigration,
+  "0004_drop_inbox": dropInboxMigration,
 };
