@@ -1,0 +1,156 @@
+// The second step of `make build`, after `tsc -b` (scripts/build.mjs calls it): each service's process as one esbuild
+// bundle, dist/service.js (and, for the verifier, its worker thread as dist/verification-worker.js), which the
+// images, compose, Kubernetes and `make up` run. Node 20 spends most of a service's start-up resolving and loading
+// about two thousand files of node_modules one by one; one file per process starts in well under half of that
+// (docs/performance.md; why two tools: docs/architecture.md).
+//
+// The bundles sit at the depth of src/main.ts, so the paths the sources build from `import.meta.url` (../contexts,
+// ../config, ./verification-worker.js) hold as they are.
+import { cpSync, existsSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { decode, encode } from "@jridgewell/sourcemap-codec";
+import * as esbuild from "esbuild";
+
+export const SERVICES = ["chain-indexer", "attestations-api", "verifier", "agent-auth", "payment-gateway"];
+
+/**
+ * Packages that stay real modules in node_modules, imported from the bundle at run time:
+ * - pg, pino: OpenTelemetry instruments them by hooking `require`, which a bundled copy never goes through;
+ * - pino also starts its transports (pino-pretty) as worker threads from files beside its own;
+ * - @fastify/swagger-ui serves the files of its own folder;
+ * and any package with a native addon (it finds its `.node` file from its own folder).
+ */
+const EXTERNAL = new Set(["pg", "pino", "@fastify/swagger-ui"]);
+
+/** Extra entries besides the service's process: worker threads, named as the sources load them. */
+const WORKERS = { verifier: { "verification-worker": "src/verification/verification-worker.ts" } };
+/** Files the bundles load by path, copied beside them. */
+const BESIDE = { verifier: ["src/verification/web-worker-noop.cjs"] };
+
+const packageName = (specifier) =>
+  specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0];
+
+/** The package.json of the copy of `name` that Node finds from `dir` (node_modules folders upwards). */
+function manifestOf(name, dir) {
+  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+    const candidate = path.join(d, "node_modules", name, "package.json");
+    if (existsSync(candidate)) return realpathSync(candidate);
+    if (path.dirname(d) === d) return undefined;
+  }
+}
+
+const hasNativeAddon = (manifestPath) => {
+  const manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
+  const deps = { ...manifest.dependencies, ...manifest.optionalDependencies };
+  return Boolean(manifest.gypfile || deps["node-gyp-build"] || deps.bindings || deps["prebuild-install"]);
+};
+
+/**
+ * Keeps the EXTERNAL packages and those with native addons out of the bundle, and checks that each resolves from
+ * the bundle's folder to the very copy the importing package would get (a nested node_modules copy would not).
+ */
+function externals(outdir) {
+  return {
+    name: "humanpass-externals",
+    setup(build) {
+      build.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (args.path.startsWith("node:") || args.path.startsWith("@humanpass/")) return undefined;
+        const name = packageName(args.path);
+        const manifest = manifestOf(name, args.resolveDir);
+        if (!manifest || (!EXTERNAL.has(name) && !hasNativeAddon(manifest))) return undefined;
+        const seen = manifestOf(name, outdir);
+        if (seen !== manifest) {
+          const text = `${name} stays external, but ${outdir} would load ${seen ?? "nothing"}, not ${manifest}`;
+          return { errors: [{ text }] };
+        }
+        return { path: args.path, external: true };
+      });
+    },
+  };
+}
+
+/**
+ * The source map, narrowed to our own sources: stack traces name the `.ts` lines of the workspace. A map of every
+ * bundled node_modules line is megabytes that `--enable-source-maps` reads and decodes at every start (a quarter
+ * of a second); their frames name the bundle's line instead. Node maps a position to the nearest mapping before
+ * it, so an unmapped segment ends each run of our lines.
+ */
+function narrowSourceMap(mapFile) {
+  const map = JSON.parse(readFileSync(mapFile, "utf8"));
+  const ours = map.sources.map((source) => !source.split(/[\\/]/).includes("node_modules"));
+  const index = new Map();
+  const sources = [];
+  map.sources.forEach((source, i) => {
+    if (ours[i]) {
+      index.set(i, sources.length);
+      sources.push(source);
+    }
+  });
+  let mapped = false;
+  const lines = decode(map.mappings).map((line) => {
+    const kept = [];
+    for (const segment of line) {
+      if (segment.length > 1 && ours[segment[1]]) {
+        kept.push([segment[0], index.get(segment[1]), ...segment.slice(2)]);
+        mapped = true;
+      } else if (mapped) {
+        kept.push([segment[0]]);
+        mapped = false;
+      }
+    }
+    return kept;
+  });
+  writeFileSync(
+    mapFile,
+    JSON.stringify({ ...map, sources, sourcesContent: undefined, mappings: encode(lines) }),
+  );
+}
+
+/** Whether every input of the previous bundle is older than it (inputs as its metafile lists them). */
+function upToDate(outdir) {
+  const metaFile = path.join(outdir, "bundle-meta.json");
+  if (!existsSync(metaFile)) return false;
+  const { inputs, outputs } = JSON.parse(readFileSync(metaFile, "utf8"));
+  if (!outputs.every((o) => existsSync(o))) return false;
+  const built = Math.min(...outputs.map((o) => statSync(o).mtimeMs));
+  return inputs.every((i) => existsSync(i) && statSync(i).mtimeMs < built);
+}
+
+/** Bundles one service into its dist/, unless no input changed since its last bundle. */
+export async function bundleService(service) {
+  const dir = path.join("services", service);
+  const outdir = path.join(dir, "dist");
+  if (upToDate(outdir)) return;
+  const result = await esbuild.build({
+    entryPoints: { service: path.join(dir, "src/main.ts"), ...prefixed(dir, WORKERS[service]) },
+    outdir,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    // The workspace packages from their sources, as the tests and tsx see them.
+    conditions: ["@humanpass/source"],
+    sourcemap: "linked",
+    sourcesContent: false,
+    // Bundled CommonJS packages `require` Node's built-ins.
+    banner: {
+      js: 'import { createRequire as __bundleRequire } from "node:module";\nconst require = __bundleRequire(import.meta.url);',
+    },
+    plugins: [externals(path.resolve(outdir))],
+    metafile: true,
+    logLevel: "warning",
+  });
+  for (const output of Object.keys(result.metafile.outputs)) {
+    if (output.endsWith(".map")) narrowSourceMap(output);
+  }
+  for (const file of BESIDE[service] ?? [])
+    cpSync(path.join(dir, file), path.join(outdir, path.basename(file)));
+  const { inputs, outputs } = result.metafile;
+  writeFileSync(
+    path.join(outdir, "bundle-meta.json"),
+    JSON.stringify({ inputs: Object.keys(inputs), outputs: Object.keys(outputs) }),
+  );
+}
+
+const prefixed = (dir, entries = {}) =>
+  Object.fromEntries(Object.entries(entries).map(([name, file]) => [name, path.join(dir, file)]));
