@@ -17,10 +17,11 @@ export const SERVICES = ["chain-indexer", "attestations-api", "verifier", "agent
  * Packages that stay real modules in node_modules, imported from the bundle at run time:
  * - pg, pino: OpenTelemetry instruments them by hooking `require`, which a bundled copy never goes through;
  * - pino also starts its transports (pino-pretty) as worker threads from files beside its own;
- * - @fastify/swagger-ui serves the files of its own folder;
- * and any package with a native addon (it finds its `.node` file from its own folder).
+ * - @fastify/swagger-ui serves the files of its own folder, @fastify/swagger reads its own package.json;
+ * and any package with a native addon (it finds its `.node` file from its own folder). A bundled module that
+ * uses `__dirname` or `__filename` (undefined in the bundle, an ES module) fails the build: it belongs here.
  */
-const EXTERNAL = new Set(["pg", "pino", "@fastify/swagger-ui"]);
+const EXTERNAL = new Set(["pg", "pino", "@fastify/swagger", "@fastify/swagger-ui"]);
 
 /** Extra entries besides the service's process: worker threads, named as the sources load them. */
 const WORKERS = { verifier: { "verification-worker": "src/verification/verification-worker.ts" } };
@@ -106,6 +107,17 @@ function narrowSourceMap(mapFile) {
   );
 }
 
+/** Fails on a bundled module that finds files from its own folder (esbuild marks each module with its path). */
+function checkNoModulePaths(bundleFile) {
+  let module = "";
+  for (const line of readFileSync(bundleFile, "utf8").split("\n")) {
+    module = /^\/\/ (\S+)$/.exec(line)?.[1] ?? module;
+    if (/\b__(dirname|filename)\b/.test(line)) {
+      throw new Error(`${bundleFile}: ${module} uses __dirname or __filename; add its package to EXTERNAL`);
+    }
+  }
+}
+
 /** Whether every input of the previous bundle is older than it (inputs as its metafile lists them). */
 function upToDate(outdir) {
   const metaFile = path.join(outdir, "bundle-meta.json");
@@ -142,6 +154,7 @@ export async function bundleService(service) {
   });
   for (const output of Object.keys(result.metafile.outputs)) {
     if (output.endsWith(".map")) narrowSourceMap(output);
+    else checkNoModulePaths(output);
   }
   for (const file of BESIDE[service] ?? [])
     cpSync(path.join(dir, file), path.join(outdir, path.basename(file)));
