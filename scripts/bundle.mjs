@@ -18,10 +18,13 @@ export const SERVICES = ["chain-indexer", "attestations-api", "verifier", "agent
  * - pg, pino: OpenTelemetry instruments them by hooking `require`, which a bundled copy never goes through;
  * - pino also starts its transports (pino-pretty) as worker threads from files beside its own;
  * - @fastify/swagger-ui serves the files of its own folder, @fastify/swagger reads its own package.json;
- * and any package with a native addon (it finds its `.node` file from its own folder). A bundled module that
- * uses `__dirname` or `__filename` (undefined in the bundle, an ES module) fails the build: it belongs here.
+ * - mcl-wasm: the verifier reaches its live CommonJS exports through `createRequire` too, which must be the one
+ *   instance that `mcl.init()` set up, not a second, bundled copy;
+ * and any package with a native addon (it finds its `.node` file from its own folder). The build fails on a bundled
+ * module that uses `__dirname` or `__filename` (undefined in the bundle, an ES module), and on a package that is
+ * bundled and also loaded through `createRequire`: either belongs here.
  */
-const EXTERNAL = new Set(["pg", "pino", "@fastify/swagger", "@fastify/swagger-ui"]);
+const EXTERNAL = new Set(["pg", "pino", "@fastify/swagger", "@fastify/swagger-ui", "mcl-wasm"]);
 
 /** Extra entries besides the service's process: worker threads, named as the sources load them. */
 const WORKERS = { verifier: { "verification-worker": "src/verification/verification-worker.ts" } };
@@ -107,13 +110,23 @@ function narrowSourceMap(mapFile) {
   );
 }
 
-/** Fails on a bundled module that finds files from its own folder (esbuild marks each module with its path). */
-function checkNoModulePaths(bundleFile) {
+/**
+ * Fails on a bundled module that finds files from its own folder (esbuild marks each module with its path), and on
+ * a package loaded at run time through `createRequire` while a copy of it is bundled.
+ */
+function checkBundle(bundleFile, inputs) {
   let module = "";
   for (const line of readFileSync(bundleFile, "utf8").split("\n")) {
     module = /^\/\/ (\S+)$/.exec(line)?.[1] ?? module;
     if (/\b__(dirname|filename)\b/.test(line)) {
       throw new Error(`${bundleFile}: ${module} uses __dirname or __filename; add its package to EXTERNAL`);
+    }
+    const required = /\bcreateRequire\w*\(import\.meta\.url\)\("([^"]+)"\)/.exec(line)?.[1];
+    const name = required && packageName(required);
+    if (name && inputs.some((input) => input.includes(`node_modules/${name}/`))) {
+      throw new Error(
+        `${bundleFile}: ${name} is bundled and also loaded through createRequire; add it to EXTERNAL`,
+      );
     }
   }
 }
@@ -154,7 +167,7 @@ export async function bundleService(service) {
   });
   for (const output of Object.keys(result.metafile.outputs)) {
     if (output.endsWith(".map")) narrowSourceMap(output);
-    else checkNoModulePaths(output);
+    else checkBundle(output, Object.keys(result.metafile.inputs));
   }
   for (const file of BESIDE[service] ?? [])
     cpSync(path.join(dir, file), path.join(outdir, path.basename(file)));

@@ -113,4 +113,12 @@ describe("the bundle of the verifier's worker thread", () => {
     const refused = await verify(2, [header, payload, bytes.toString("base64url")].join("."));
     expect(refused.ok && refused.outcome.kind).not.toBe("verified");
   }, 120_000);
+
+  it("verifies tokens in flight together, their proofs checked in one batch", async () => {
+    await ready;
+    const outcomes = await Promise.all([11, 12, 13, 14].map((jobId) => verify(jobId, stable.token)));
+    expect(outcomes.map((o) => o.ok && o.outcome.kind === "verified" && o.outcome.proof.nullifier)).toEqual(
+      Array(4).fill(stable.nullifier),
+    );
+  }, 120_000);
 });
