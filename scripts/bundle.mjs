@@ -8,6 +8,7 @@
 // ../config, ./verification-worker.js) hold as they are.
 import { cpSync, existsSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { decode, encode } from "@jridgewell/sourcemap-codec";
 import * as esbuild from "esbuild";
 
@@ -171,10 +172,15 @@ export async function bundleService(service) {
   }
   for (const file of BESIDE[service] ?? [])
     cpSync(path.join(dir, file), path.join(outdir, path.basename(file)));
-  const { inputs, outputs } = result.metafile;
+  // This script is an input too: a change to what stays external rebundles.
+  const inputs = [
+    ...Object.keys(result.metafile.inputs),
+    ...(BESIDE[service] ?? []).map((file) => path.join(dir, file)),
+    path.relative(process.cwd(), fileURLToPath(import.meta.url)),
+  ];
   writeFileSync(
     path.join(outdir, "bundle-meta.json"),
-    JSON.stringify({ inputs: Object.keys(inputs), outputs: Object.keys(outputs) }),
+    JSON.stringify({ inputs, outputs: Object.keys(result.metafile.outputs) }),
   );
 }
 
