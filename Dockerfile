@@ -6,7 +6,8 @@
 # No `# syntax` line on purpose: BuildKit would pull its frontend image, and the classic builder reads this as is.
 ARG NODE_IMAGE=node:20-bookworm-slim
 
-# Compile with the dev dependencies (TypeScript), then install the service's production dependencies alone.
+# Compile and bundle with the dev dependencies (TypeScript, esbuild), then install the service's production
+# dependencies alone.
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY . .
@@ -46,4 +47,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "const p={verifier:8080,'attestations-api':8081,'agent-auth':8082,'chain-indexer':8083,'payment-gateway':4021};fetch('http://127.0.0.1:'+(process.env.PORT||p[process.env.SERVICE])+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # SIGTERM drains HTTP, stops the consumers and background work, then closes the pools.
 STOPSIGNAL SIGTERM
-CMD ["node", "--enable-source-maps", "dist/main.js"]
+CMD ["node", "--enable-source-maps", "dist/service.js"]

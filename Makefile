@@ -26,7 +26,8 @@ deps:
 infra: deps
 	@bash scripts/ensure-infra.sh
 
-# Every lib, service and tool to its dist/ (tsc -b: only what changed since the last build is compiled again).
+# Every lib, service and tool to its dist/ (tsc -b: only what changed since the last build is compiled again), then
+# each service bundled to dist/service.js (again only when one of its inputs changed).
 build: deps
 	@node scripts/build.mjs
 

@@ -1,11 +1,12 @@
 // `make build`: `tsc -b` over tsconfig.build.json (or the projects named as arguments) through the TypeScript API,
-// so one transformer can complete the relative specifiers as emitted. The sources import `./app` (moduleResolution
-// Bundler); Node's ESM loader, and integrators' `moduleResolution: node16`, need `./app.js` or `./db/index.js`.
-// The transformer rewrites those in the emitted JavaScript and declarations only; the sources, the incremental
-// build info and the project graph are tsc's own.
+// so one transformer can complete the relative specifiers as emitted; then each service built gets its bundle
+// (scripts/bundle.mjs). The sources import `./app` (moduleResolution Bundler); Node's ESM loader, and integrators'
+// `moduleResolution: node16`, need `./app.js` or `./db/index.js`. The transformer rewrites those in the emitted
+// JavaScript and declarations only; the sources, the incremental build info and the project graph are tsc's own.
 import { existsSync } from "node:fs";
 import path from "node:path";
 import ts from "typescript";
+import { bundleService, SERVICES } from "./bundle.mjs";
 
 const EMITTED_EXTENSION = { ".ts": ".js", ".mts": ".mjs", ".cts": ".cjs" };
 
@@ -102,4 +103,6 @@ const status = builder.build(undefined, undefined, undefined, () => ({
   after: [completeSpecifiers],
   afterDeclarations: [completeSpecifiers],
 }));
-process.exit(status === ts.ExitStatus.Success ? 0 : 1);
+if (status !== ts.ExitStatus.Success) process.exit(1);
+const named = projects.map((p) => /^services\/([^/]+)\//.exec(path.normalize(p))?.[1]).filter(Boolean);
+for (const service of projects.length > 0 ? named : SERVICES) await bundleService(service);

@@ -1,9 +1,9 @@
-// Start-up of each service, compiled (node --enable-source-maps dist/main.js, as the images run it) against tsx
-// (node --import tsx src/main.ts, the development path), in the same run: the time from spawning the process to the
-// first 200 of /readyz, and the resident set size right then. Every start is against the same devnet, Postgres
-// database and NATS streams, already migrated and created by a first start of the whole stack, so both modes do the
-// same work; compiled and tsx starts alternate within each round. tsx's transform cache is warm after the first
-// round. Prints the median of BENCH_ROUNDS (default 5) rounds per service and mode, and the ratios.
+// Start-up of each service, compiled (node --enable-source-maps dist/service.js, its bundle, as the images run it)
+// against tsx (node --import tsx src/main.ts, the development path), in the same run: the time from spawning the
+// process to the first 200 of /readyz, and the resident set size right then. Every start is against the same devnet,
+// Postgres database and NATS streams, already migrated and created by a first start of the whole stack, so both
+// modes do the same work; compiled and tsx starts alternate within each round. tsx's transform cache is warm after
+// the first round. Prints the median of BENCH_ROUNDS (default 5) rounds per service and mode, and the ratios.
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -18,7 +18,7 @@ const READY_TIMEOUT_MS = 120_000;
 const MODES = {
   compiled: (name: ServiceName) => [
     "--enable-source-maps",
-    path.join(REPO_ROOT, `services/${name}/dist/main.js`),
+    path.join(REPO_ROOT, `services/${name}/dist/service.js`),
   ],
   tsx: (name: ServiceName) => [
     "--conditions=@humanpass/source",

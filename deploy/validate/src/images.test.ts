@@ -24,7 +24,7 @@ describe("service images", () => {
     writeFileSync(
       path.join(root, "Dockerfile"),
       text
-        .replace('CMD ["node", "--enable-source-maps", "dist/main.js"]', 'CMD ["tsx", "src/main.ts"]')
+        .replace('CMD ["node", "--enable-source-maps", "dist/service.js"]', 'CMD ["tsx", "src/main.ts"]')
         .replace("--chown=root:root", "--chown=node:node")
         .replace(/^USER .*$/m, "USER root")
         .replace(/^HEALTHCHECK /m, "# HEALTHCHECK "),

@@ -20,11 +20,11 @@ export function imageProblems(root: string): { checked: string[]; problems: Prob
     problem(DOCKERFILE, "ARG SERVICE", "the service to build must be a build argument");
   if (/\btsx\b/.test(runtime.replace(/^#.*$/gm, "")))
     problem(DOCKERFILE, "tsx", "the runtime stage must not install or run tsx");
-  if (!/^CMD \["node", "--enable-source-maps", "dist\/main\.js"\]$/m.test(runtime))
+  if (!/^CMD \["node", "--enable-source-maps", "dist\/service\.js"\]$/m.test(runtime))
     problem(
       DOCKERFILE,
       "CMD",
-      'must run the compiled service: ["node", "--enable-source-maps", "dist/main.js"]',
+      'must run the compiled service: ["node", "--enable-source-maps", "dist/service.js"]',
     );
   if (!/^COPY --from=build --chown=root:root /m.test(runtime))
     problem(DOCKERFILE, "COPY", "the code must be copied owned by root:root");

@@ -99,9 +99,23 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
   });
   const logger = createLogger({ name: definition.name, level: config.LOG_LEVEL, pretty: config.LOG_PRETTY });
   try {
-    await ensureDatabase(config.DATABASE_URL);
-    const applied = await migrate(config.DATABASE_URL, definition);
-    if (applied.length > 0) logger.info({ migrations: applied }, "migrations applied");
+    const topology: Topology = { prefix: config.EVENTS_PREFIX };
+    // Postgres (database, migrations) and NATS (connection, streams) do not wait on each other.
+    const [, nats] = await Promise.all([
+      ensureDatabase(config.DATABASE_URL).then(async () => {
+        const applied = await migrate(config.DATABASE_URL, definition);
+        if (applied.length > 0) logger.info({ migrations: applied }, "migrations applied");
+      }),
+      connectNats(config.NATS_URL, logger, definition.name, {
+        user: config.NATS_USER,
+        pass: config.NATS_PASSWORD,
+      }).then(async (nats) => {
+        const jsm = await jetstreamManager(nats);
+        await ensureStreams(jsm, topology, definition.streams, { replicas: config.JETSTREAM_REPLICAS });
+        await ensureDeadLetterStream(jsm, topology, { replicas: config.JETSTREAM_REPLICAS });
+        return nats;
+      }),
+    ]);
     const pool = createPool({
       connectionString: config.DATABASE_URL,
       schema: definition.schema,
@@ -113,14 +127,6 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
       onError: (e: Error) => logger.warn({ err: e.message }, "postgres connection lost"),
     });
     const db = kyselyOn<any>(pool);
-    const nats = await connectNats(config.NATS_URL, logger, definition.name, {
-      user: config.NATS_USER,
-      pass: config.NATS_PASSWORD,
-    });
-    const topology: Topology = { prefix: config.EVENTS_PREFIX };
-    const jsm = await jetstreamManager(nats);
-    await ensureStreams(jsm, topology, definition.streams, { replicas: config.JETSTREAM_REPLICAS });
-    await ensureDeadLetterStream(jsm, topology, { replicas: config.JETSTREAM_REPLICAS });
     let relay: OutboxRelay | undefined;
     if (definition.publishes) {
       relay = startOutboxRelay({

@@ -44,13 +44,7 @@ await runService({
       engine: verification.engine,
       onWorkerError: (error) => logger.error({ err: error.message }, "verification worker failed"),
     });
-    await pool.ready();
-    const purger = startSessionPurger({
-      db,
-      clock: systemClock,
-      retentionMs: settings.sessionRetentionMs,
-      logger,
-    });
+    // The app is built while the worker threads load; it listens only once they are ready.
     const app = await buildVerifierApp({
       logger,
       db,
@@ -61,6 +55,13 @@ await runService({
       http,
       corsOrigins: splitList(config.CORS_ORIGINS),
       rateLimit: { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
+    });
+    await pool.ready();
+    const purger = startSessionPurger({
+      db,
+      clock: systemClock,
+      retentionMs: settings.sessionRetentionMs,
+      logger,
     });
     return {
       app,

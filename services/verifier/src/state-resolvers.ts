@@ -1,13 +1,29 @@
 import type { VerificationSettings } from "./config";
-import { iden3Auth } from "./verification/iden3-modules";
-import type { StateResolvers } from "./verification/token-verifier";
+import type { ResolvedState, StateResolver, StateResolvers } from "./verification/token-verifier";
 
-/** The iden3 State contract of each configured Billions network, read over its RPC (with the library's caches). */
+/**
+ * The iden3 State contract of each configured Billions network, read over its RPC (with the library's caches).
+ * The iden3 libraries load on the first look-up, not at start-up: this thread only needs them once a wallet calls
+ * back, and loading them takes longer than the rest of the main thread's start-up (the worker threads, which
+ * verify proofs, load their own copy before the pool is ready).
+ */
 export function chainStateResolvers(networks: VerificationSettings["networks"]): StateResolvers {
   return Object.fromEntries(
-    Object.entries(networks).map(([network, settings]) => [
-      network,
-      new iden3Auth.resolver.EthStateResolver(settings.rpcUrl, settings.stateContract),
-    ]),
+    Object.entries(networks).map(([network, settings]): [string, StateResolver] => {
+      let resolver: Promise<StateResolver> | undefined;
+      const load = () => {
+        resolver ??= import("./verification/iden3-modules").then(
+          ({ iden3Auth }) => new iden3Auth.resolver.EthStateResolver(settings.rpcUrl, settings.stateContract),
+        );
+        return resolver;
+      };
+      return [
+        network,
+        {
+          resolve: async (id, state): Promise<ResolvedState> => (await load()).resolve(id, state),
+          rootResolve: async (state): Promise<ResolvedState> => (await load()).rootResolve(state),
+        },
+      ];
+    }),
   );
 }

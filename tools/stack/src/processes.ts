@@ -16,7 +16,7 @@ export interface ServiceProcess {
 export type LogSink = (service: string, line: string) => void;
 
 /**
- * Runs a service's compiled main (dist/main.js, as its image does) in its own node process, every output line
+ * Runs a service as its image does (its bundle, dist/service.js) in its own node process, every output line
  * handed to `log` with the service's name.
  */
 export function startServiceProcess(options: {

@@ -147,7 +147,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const launch = (name: ServiceName) => {
       const proc = startServiceProcess({
         name,
-        entry: `services/${name}/dist/main.js`,
+        entry: `services/${name}/dist/service.js`,
         env: environments[name],
         url: urls[name],
         log: options.log,

@@ -1,5 +1,4 @@
 import type { HttpApp } from "@humanpass/http";
-import { buildAuthorizationRequest } from "../authorization-request";
 import type { RouteDeps } from "./deps";
 
 export function verificationRequestRoute(app: HttpApp, deps: RouteDeps): void {
@@ -14,6 +13,8 @@ export function verificationRequestRoute(app: HttpApp, deps: RouteDeps): void {
       },
     },
     async () => {
+      // The iden3 library that builds the request loads with the first session, not at start-up.
+      const { buildAuthorizationRequest } = await import("../authorization-request");
       const now = deps.clock();
       const expiresAt = new Date(now.getTime() + deps.settings.sessionTtlMs);
       const { request } = await deps.sessions.create({

@@ -5,3 +5,8 @@
  */
 export const VERIFIER_ENGINES = ["batch", "single", "library"] as const;
 export type VerifierEngine = (typeof VERIFIER_ENGINES)[number];
+/**
+ * Default cap of a `batch` check: beyond it the per-proof saving barely grows while each batch holds the thread
+ * longer. Here rather than beside the batcher, so the main thread sizes the pool without loading mcl-wasm.
+ */
+export const MAX_BATCH = 32;

@@ -1,3 +1,4 @@
+import { MAX_BATCH } from "./engine";
 import {
   type BatchScalars,
   type Groth16Proof,
@@ -37,8 +38,6 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
-/** Default cap: beyond it the per-proof saving barely grows while each batch holds the thread longer. */
-export const MAX_BATCH = 32;
 /** Checks ahead whose result nobody asked for (the token failed earlier) are dropped beyond this many. */
 const MAX_AHEAD = 8 * MAX_BATCH;
 

@@ -2,8 +2,7 @@ import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { RemoteDocumentFetcher } from "./document-loader";
-import type { VerifierEngine } from "./engine";
-import { MAX_BATCH } from "./groth16-batcher";
+import { MAX_BATCH, type VerifierEngine } from "./engine";
 import type {
   AuthorizationRequest,
   StateResolvers,
