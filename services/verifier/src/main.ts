@@ -44,7 +44,10 @@ await runService({
       engine: verification.engine,
       onWorkerError: (error) => logger.error({ err: error.message }, "verification worker failed"),
     });
-    // The app is built while the worker threads load; it listens only once they are ready.
+    // This thread loads the iden3 libraries (authorization requests, state look-ups) while the worker threads load
+    // theirs on the other cores, so neither the first session nor the first callback stalls the event loop on them;
+    // the app listens once both are done.
+    const iden3Loaded = import("./authorization-request");
     const app = await buildVerifierApp({
       logger,
       db,
@@ -56,7 +59,7 @@ await runService({
       corsOrigins: splitList(config.CORS_ORIGINS),
       rateLimit: { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
     });
-    await pool.ready();
+    await Promise.all([pool.ready(), iden3Loaded]);
     const purger = startSessionPurger({
       db,
       clock: systemClock,

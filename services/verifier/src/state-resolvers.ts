@@ -3,9 +3,8 @@ import type { ResolvedState, StateResolver, StateResolvers } from "./verificatio
 
 /**
  * The iden3 State contract of each configured Billions network, read over its RPC (with the library's caches).
- * The iden3 libraries load on the first look-up, not at start-up: this thread only needs them once a wallet calls
- * back, and loading them takes longer than the rest of the main thread's start-up (the worker threads, which
- * verify proofs, load their own copy before the pool is ready).
+ * The iden3 libraries are imported when needed, not with this module: main.ts loads them beside the worker
+ * threads instead of before them.
  */
 export function chainStateResolvers(networks: VerificationSettings["networks"]): StateResolvers {
   return Object.fromEntries(

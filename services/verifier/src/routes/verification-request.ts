@@ -13,7 +13,7 @@ export function verificationRequestRoute(app: HttpApp, deps: RouteDeps): void {
       },
     },
     async () => {
-      // The iden3 library that builds the request loads with the first session, not at start-up.
+      // Imported here, not with the app: main.ts loads the iden3 library beside the worker threads.
       const { buildAuthorizationRequest } = await import("../authorization-request");
       const now = deps.clock();
       const expiresAt = new Date(now.getTime() + deps.settings.sessionTtlMs);
