@@ -5,6 +5,7 @@
 import { execFileSync } from "node:child_process";
 import { createPool } from "@humanpass/db";
 import { ABIs, connectDevnet, type DevnetAccount, identityFromAddress } from "@humanpass/devnet";
+import { jetstreamManager } from "@humanpass/events";
 import { connect } from "@nats-io/transport-node";
 import type { Address, Hex } from "viem";
 import { devnetSummary } from "../compose-devnet";
@@ -125,19 +126,30 @@ log(
   `workload: ${attesters.length} attesters, ${agents.length} agents, until ${new Date(deadline).toISOString()}`,
 );
 const workload = runWorkload(options);
+// The chain-indexer's cursor, polled while it backfills.
+const cursorPool = createPool({ connectionString: databaseUrl, schema: "public", max: 1 });
+const indexerCursor = async () =>
+  BigInt(
+    (await cursorPool.query<{ block_number: string }>("select block_number from chain_indexer.cursor"))
+      .rows[0]?.block_number ?? -1,
+  );
 const faults = (async () => {
   await new Promise((r) => setTimeout(r, 5_000));
   await killOneReplicaEach(ctx);
   await killIndexerDuringBackfill(
     ctx,
     () => writeAttestations({ ...options, attesters: backlogAttesters }, 10, 0),
-    1_500,
+    {
+      cursor: indexerCursor,
+      head: () => devnet.client.getBlockNumber({ cacheTime: 0 }),
+    },
   );
   await pauseNats(ctx, natsId, 10_000);
   await restartPostgres(ctx, postgresId);
   faultsDone = true;
 })();
 await Promise.all([workload, faults]);
+await cursorPool.end();
 log(
   `workload done in ${((Date.now() - started) / 1000).toFixed(0)} s: ${record.attestations.length} attestations, ${record.claims.length} claims, ${record.paid.length} paid requests, ${record.responses.length} responses`,
 );
@@ -268,6 +280,15 @@ async function prove(): Promise<void> {
           account: summary!.accounts[5]!.address,
         } as never);
         await devnet.client.waitForTransactionReceipt({ hash });
+      },
+    },
+    {
+      what: "a published event deleted from its stream (JetStream lost it)",
+      invariant: /published exactly once/,
+      apply: async () => {
+        const jsm = await jetstreamManager(nc);
+        const { state } = await jsm.streams.info("AGENT_AUTH");
+        await jsm.streams.deleteMessage("AGENT_AUTH", state.last_seq);
       },
     },
     {
