@@ -3,6 +3,8 @@
  * Multicall3 deployed at fixed addresses), seeded with the demo data `make up` uses (AgentOwnership and Review
  * schemas, humans paired with agents), and the node's loopback RPC forwarded to 0.0.0.0:DEVNET_PORT so the other
  * containers reach it. Addresses, accounts and the seed go to stdout and to DEVNET_ADDRESSES_FILE when set.
+ * DEVNET_BLOCK_INTERVAL_SECONDS (2; 0: blocks only for transactions): an empty block at that interval, as a live
+ * chain grows, so the chain-indexer's confirmation depth is reached after the last transaction too.
  */
 import { writeFileSync } from "node:fs";
 import net from "node:net";
@@ -10,12 +12,13 @@ import { seedDemo, seedToJson, startDevnet } from "@humanpass/devnet";
 import { composeDevnetEnv } from "./compose-env";
 
 const port = Number(process.env.DEVNET_PORT ?? 8545);
+const blockIntervalSeconds = Number(process.env.DEVNET_BLOCK_INTERVAL_SECONDS ?? 2);
 const log = (msg: string, fields: Record<string, unknown> = {}) =>
   process.stdout.write(
     `${JSON.stringify({ time: new Date().toISOString(), name: "devnet", msg, ...fields })}\n`,
   );
 
-const devnet = await startDevnet({ port: 0 });
+const devnet = await startDevnet({ port: 0, blockIntervalSeconds });
 const seed = await seedDemo(devnet);
 const upstream = new URL(devnet.rpcUrl);
 

@@ -11,6 +11,8 @@ export POSTGRES_PORT=35432 NATS_PORT=34222 NATS_MONITOR_PORT=38222 DEVNET_PORT=3
   CHAIN_INDEXER_PORT=38083 PAYMENT_GATEWAY_PORT=34021
 # The workload and the checks come from one address, through one proxy: no rate limit in their way.
 export RATE_LIMIT_MAX=1000000
+# The indexer's backlog one block per range: many commits, so the kill during its backfill lands between two.
+export CHAIN_INDEXER_BLOCK_RANGE=1
 export VERIFIER_HOST_URL=http://127.0.0.1:38080 AGENT_AUTH_PUBLIC_URL=http://127.0.0.1:38082 PAYMENT_GATEWAY_PUBLIC_URL=http://127.0.0.1:34021
 engine_was_up=0
 timeout 5 docker info >/dev/null 2>&1 && engine_was_up=1

@@ -43,6 +43,13 @@ export interface StartDevnetOptions {
   usdcPerAccount?: bigint;
   usdcAccounts?: number;
   startTimeoutMs?: number;
+  /**
+   * Besides mining each transaction as it arrives, an empty block every `blockIntervalSeconds`, as a live chain
+   * produces blocks whether or not anyone transacts. Off by default, so a test's block numbers are its own; a
+   * devnet that people and services use should set it: an indexer that waits for confirmations never sees the
+   * last transaction of a chain that stops growing.
+   */
+  blockIntervalSeconds?: number;
 }
 
 export interface Devnet {
@@ -114,6 +121,8 @@ export async function startDevnet(options: StartDevnetOptions = {}): Promise<Dev
         }),
       );
     }
+    if (options.blockIntervalSeconds)
+      await client.setIntervalMining({ interval: options.blockIntervalSeconds });
     return {
       rpcUrl: node.rpcUrl,
       chainId: DEVNET_CHAIN_ID,

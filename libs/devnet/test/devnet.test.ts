@@ -303,6 +303,20 @@ describe("chain control", () => {
     expect(await blockNumber(devnet)).toBe(start);
     await expect(revert(devnet, id)).rejects.toThrow(/does not exist/);
   });
+
+  it("with blockIntervalSeconds, keeps producing blocks with no transaction, and mines transactions too", async () => {
+    const live = await startDevnet({ port: 0, usdcAccounts: 1, blockIntervalSeconds: 1 });
+    try {
+      const start = await blockNumber(live);
+      await new Promise((r) => setTimeout(r, 3_500));
+      const idle = await blockNumber(live);
+      expect(idle).toBeGreaterThanOrEqual(start + 2n);
+      const sent = await registerSchema(live, { name: "Live", schema: "bytes data" });
+      expect(sent.blockNumber).toBeGreaterThan(idle);
+    } finally {
+      await live.stop();
+    }
+  }, 60_000);
 });
 
 describe("test USDC (EIP-3009)", () => {

@@ -1,5 +1,5 @@
 import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
-import { ABIs, type Devnet, startDevnet } from "@humanpass/devnet";
+import { ABIs, type Devnet, type StartDevnetOptions, startDevnet } from "@humanpass/devnet";
 import {
   assertValidEvent,
   type CloudEvent,
@@ -120,9 +120,9 @@ export interface Stack {
 }
 
 /** Devnet, a migrated database, the test's own streams, the outbox relay and a subscriber. */
-export async function startStack(label: string): Promise<Stack> {
+export async function startStack(label: string, devnetOptions?: StartDevnetOptions): Promise<Stack> {
   const [devnet, database, nats] = await Promise.all([
-    startDevnet(),
+    startDevnet(devnetOptions),
     createTestDatabase(label),
     connectTestNats(),
   ]);

@@ -7,13 +7,14 @@ const run = promisify(execFile);
 /** The compose command (COMPOSE_CMD, "docker compose" or "docker-compose") for one project. */
 export function composeOf(project: string) {
   const [cmd, ...base] = (process.env.COMPOSE_CMD || "docker-compose").split(" ");
-  const compose = async (...args: string[]) =>
-    (await run(cmd!, [...base, "-p", project, ...args], { cwd: REPO_ROOT, maxBuffer: 64 << 20 })).stdout;
+  /** `env`: the environment compose reads the file's variables from. */
+  const compose = async (args: string[], env: NodeJS.ProcessEnv = process.env) =>
+    (await run(cmd!, [...base, "-p", project, ...args], { cwd: REPO_ROOT, env, maxBuffer: 64 << 20 })).stdout;
   return {
     compose,
     /** Container ids of a service's replicas, oldest replica first. */
     async containers(service: string): Promise<string[]> {
-      const ids = (await compose("ps", "-q", service)).split("\n").filter(Boolean);
+      const ids = (await compose(["ps", "-q", service])).split("\n").filter(Boolean);
       if (ids.length === 0) return [];
       const inspected = await docker("inspect", "-f", "{{.Name}} {{.Id}}", ...ids);
       return inspected

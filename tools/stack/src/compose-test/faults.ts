@@ -83,22 +83,33 @@ export async function killOneReplicaEach(ctx: FaultContext): Promise<void> {
 
 /**
  * The chain-indexer killed while it backfills: every replica stopped, `backlog()` writes blocks meanwhile, one
- * replica started and killed `killAfterMs` later, mid-range, then all started again.
+ * replica started and killed as soon as its cursor has moved into the backlog (the test runs the indexer with a
+ * small BLOCK_RANGE, so the backlog takes several commits), then all started again. Logs where the cursor was.
  */
 export async function killIndexerDuringBackfill(
   ctx: FaultContext,
   backlog: () => Promise<void>,
-  killAfterMs: number,
+  chain: { cursor(): Promise<bigint>; head(): Promise<bigint> },
 ): Promise<void> {
   const ids = await ctx.containers("chain-indexer");
-  ctx.log(`fault: chain-indexer stopped while ${"blocks are written"} (backlog)`);
+  ctx.log("fault: chain-indexer stopped while blocks are written (backlog)");
   await docker("stop", "-t", "10", ...ids);
+  const stoppedAt = await chain.cursor();
   await backlog();
-  const since = Date.now();
+  const target = await chain.head();
   await docker("start", ids[0]!);
-  await new Promise((r) => setTimeout(r, killAfterMs));
-  ctx.log("fault: docker kill the chain-indexer during its backfill");
+  let at = stoppedAt;
+  for (const until = Date.now() + 60_000; at === stoppedAt && Date.now() < until; ) {
+    await new Promise((r) => setTimeout(r, 50));
+    at = await chain.cursor().catch(() => stoppedAt);
+  }
+  // The fault is the kill: recovery is timed from it, not from the start that had to come first.
+  const since = Date.now();
   await docker("kill", ids[0]!);
+  const killedAt = await chain.cursor();
+  ctx.log(
+    `fault: docker kill the chain-indexer during its backfill: cursor ${killedAt} of ${stoppedAt}→${target}${killedAt >= target ? " (backfill already done: not mid-backfill)" : ""}`,
+  );
   await restartIfDown(ids[0]!);
   await docker("start", ...ids.slice(1));
   await settle(ctx, "kill chain-indexer during backfill", since);

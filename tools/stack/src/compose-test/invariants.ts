@@ -258,8 +258,10 @@ export function serverErrors(responses: Response[], outages: Window[]): Verdict 
     (r) => (r.status >= 500 && !(r.status === 503 && inOutage(r.at))) || r.status === 0,
   );
   const counts = new Map<string, number>();
-  for (const r of bad)
-    counts.set(`${r.service} ${r.status}`, (counts.get(`${r.service} ${r.status}`) ?? 0) + 1);
+  for (const r of bad) {
+    const key = `${r.service} ${r.method} ${r.path} ${r.status}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
   return {
     invariant: "no response >= 500 but 503 during a declared outage",
     ok: responses.length > 0 && bad.length === 0,
