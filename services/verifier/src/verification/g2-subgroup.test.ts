@@ -1,6 +1,7 @@
 import * as mcl from "mcl-wasm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { beta1, decodeToken, stable } from "../../test/support/fixtures";
+import { twistPoints } from "../../test/support/twist-points";
 import { isInG2Subgroup } from "./g2-subgroup";
 import { initGroth16, SCALAR_FIELD_ORDER } from "./groth16-mcl";
 
@@ -12,29 +13,6 @@ const COFACTOR_PRIMES = [
   1875725156269n,
   197620364512881247228717050342013327560683201906968909n,
 ];
-
-const fp2 = (a: number, b: number) => {
-  const v = new mcl.Fp2();
-  v.setInt(a, b);
-  return v;
-};
-
-/** Points of the twist y² = x³ + 3/(9+u) with x = a + (7a+1)u, not cofactor-cleared: almost none is in G2. */
-function twistPoints(count: number, from = 1): mcl.G2[] {
-  const twistB = mcl.div(fp2(3, 0), fp2(9, 1));
-  const points: mcl.G2[] = [];
-  for (let a = from; points.length < count; a++) {
-    const x = fp2(a, 7 * a + 1);
-    const [isSquare, y] = mcl.squareRoot(mcl.add(mcl.mul(mcl.sqr(x), x), twistB));
-    if (!isSquare) continue;
-    const point = new mcl.G2();
-    point.setX(x);
-    point.setY(y);
-    point.setZ(fp2(1, 0));
-    points.push(point);
-  }
-  return points;
-}
 
 /** [k]Q through the group law alone, for scalars of any size (r itself, the cofactor's factors). */
 function times(q: mcl.G2, k: bigint): mcl.G2 {

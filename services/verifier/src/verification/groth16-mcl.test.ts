@@ -3,6 +3,7 @@ import { join } from "node:path";
 import * as mcl from "mcl-wasm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { beta1, decodeToken, stable } from "../../test/support/fixtures";
+import { twistPoints } from "../../test/support/twist-points";
 import { createGroth16Batcher } from "./groth16-batcher";
 import {
   type BatchScalars,
@@ -95,28 +96,13 @@ const plusOne = (value: string) => (BigInt(value) + 1n).toString();
 
 /** A point on the twist y² = x³ + 3/(9+u) that is not in the order-r subgroup (the twist's cofactor is huge). */
 function twistPointOutsideSubgroup(): string[][] {
-  const fp2 = (a: number, b: number) => {
-    const v = new mcl.Fp2();
-    v.setInt(a, b);
-    return v;
-  };
-  const twistB = mcl.div(fp2(3, 0), fp2(9, 1));
-  for (let a = 1; ; a++) {
-    const x = fp2(a, 0);
-    const [isSquare, y] = mcl.squareRoot(mcl.add(mcl.mul(mcl.sqr(x), x), twistB));
-    if (!isSquare) continue;
-    const point = new mcl.G2();
-    point.setX(x);
-    point.setY(y);
-    point.setZ(fp2(1, 0));
-    if (point.isValid() && !point.isValidOrder()) {
-      return [
-        [x.get_a().getStr(10), x.get_b().getStr(10)],
-        [y.get_a().getStr(10), y.get_b().getStr(10)],
-        ["1", "0"],
-      ];
-    }
-  }
+  const point = twistPoints(10).find((p) => p.isValid() && !p.isValidOrder()) as mcl.G2;
+  const [x, y] = [point.getX(), point.getY()];
+  return [
+    [x.get_a().getStr(10), x.get_b().getStr(10)],
+    [y.get_a().getStr(10), y.get_b().getStr(10)],
+    ["1", "0"],
+  ];
 }
 
 const tamperings: Array<[string, (p: FixtureProof) => void]> = [
