@@ -3,6 +3,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { AttestationRevokedData } from "./catalog";
 import { assertValidEvent, type CloudEvent } from "./envelope";
+import { sleep } from "./sleep";
 import { streamName, subjectOf, type Topology } from "./topology";
 
 /** What one revocation unpairs: the attestation and its recipient. */
@@ -135,19 +136,4 @@ export async function followChainInvalidations(
       await Promise.all(loops);
     },
   };
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
-  });
 }

@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import type { StreamName } from "./catalog";
 import { ensureDeadLetterStream, publishDeadLetter } from "./dead-letters";
 import { assertValidEvent, type CloudEvent } from "./envelope";
+import { sleep } from "./sleep";
 import { ensureDurable, streamName, type Topology } from "./topology";
 import { contextFrom, inSpan, SpanKind } from "./tracing";
 
@@ -344,19 +345,6 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
       clearInterval(heartbeat);
     },
   };
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
 
 function headersOf(msg: JsMsg): Record<string, string> | undefined {
