@@ -1,7 +1,9 @@
 // The faults of the compose test, each followed by a wait until every replica of every service answers /readyz
-// 200 again (bounded). Outages (NATS paused, Postgres restarting) are declared as windows in which 503 is allowed.
+// 200 again (bounded). Outages (NATS paused, Postgres restarting) are declared as windows in which 503 is allowed;
+// each replica kill is recorded with the moments before and after `docker kill`, so that a 502 for a request in
+// flight to the killed process (the proxy cannot resend a POST it already passed on) is told apart from any other.
 import { docker } from "./docker";
-import type { Window } from "./invariants";
+import type { Kill, Window } from "./invariants";
 
 export const SERVICE_PORTS: Record<string, number> = {
   verifier: 8080,
@@ -15,6 +17,7 @@ export interface FaultContext {
   containers(service: string): Promise<string[]>;
   log(line: string): void;
   outages: Window[];
+  kills: Kill[];
   recovered: { fault: string; seconds: number | undefined }[];
   /** Upper bound of each wait for readiness (the invariant's bound is checked separately). */
   readyTimeoutMs: number;
@@ -62,6 +65,12 @@ async function settle(ctx: FaultContext, fault: string, since: number, outage?: 
   );
 }
 
+async function kill(ctx: FaultContext, service: string, id: string): Promise<void> {
+  const from = Date.now();
+  await docker("kill", id);
+  ctx.kills.push({ name: service, from, to: Date.now() });
+}
+
 /** The restart policy brings a killed container back; should the engine not, this does, as an orchestrator would. */
 async function restartIfDown(id: string): Promise<void> {
   await new Promise((r) => setTimeout(r, 3_000));
@@ -75,7 +84,7 @@ export async function killOneReplicaEach(ctx: FaultContext): Promise<void> {
     if (!first) continue;
     const since = Date.now();
     ctx.log(`fault: docker kill one ${service} replica`);
-    await docker("kill", first);
+    await kill(ctx, service, first);
     await restartIfDown(first);
     await settle(ctx, `kill ${service}`, since);
   }
@@ -105,7 +114,7 @@ export async function killIndexerDuringBackfill(
   }
   // The fault is the kill: recovery is timed from it, not from the start that had to come first.
   const since = Date.now();
-  await docker("kill", ids[0]!);
+  await kill(ctx, "chain-indexer", ids[0]!);
   const killedAt = await chain.cursor();
   ctx.log(
     `fault: docker kill the chain-indexer during its backfill: cursor ${killedAt} of ${stoppedAt}→${target}${killedAt >= target ? " (backfill already done: not mid-backfill)" : ""}`,

@@ -28,6 +28,9 @@ export interface Window {
   to: number;
 }
 
+/** One replica of the service `name` killed: `docker kill` called at `from`, returned at `to`. */
+export type Kill = Window;
+
 const dupes = <T>(items: T[]) => items.length - new Set(items).size;
 
 /** GET as JSON, waiting out a 429 or 503 (bounded: 10 tries), failing on anything else but 200. */
@@ -251,21 +254,34 @@ export async function events(databaseUrl: string, nc: NatsConnection): Promise<V
   }
 }
 
-/** Server errors: none but 503s, and those only inside a declared outage. */
-export function serverErrors(responses: Response[], outages: Window[]): Verdict {
-  const inOutage = (at: number) => outages.some((w) => at >= w.from && at <= w.to);
+/**
+ * Server errors: none but 503s inside a declared outage, and 502s for requests to a service that were in flight
+ * while one of its replicas was killed (sent before `docker kill` returned, answered after it was called).
+ */
+export function serverErrors(responses: Response[], outages: Window[], kills: Kill[]): Verdict {
+  const inOutage = (r: Response) => outages.some((w) => r.at >= w.from && r.at <= w.to);
+  const inFlightAtKill = (r: Response) =>
+    kills.some((k) => k.name === r.service && r.at <= k.to && r.at + r.ms >= k.from);
+  const excused = responses.filter((r) => r.status === 502 && inFlightAtKill(r));
   const bad = responses.filter(
-    (r) => (r.status >= 500 && !(r.status === 503 && inOutage(r.at))) || r.status === 0,
+    (r) =>
+      r.status === 0 ||
+      (r.status >= 500 && !(r.status === 503 && inOutage(r)) && !(r.status === 502 && inFlightAtKill(r))),
   );
-  const counts = new Map<string, number>();
-  for (const r of bad) {
-    const key = `${r.service} ${r.method} ${r.path} ${r.status}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
+  const tally = (list: Response[]) => {
+    const counts = new Map<string, number>();
+    for (const r of list) {
+      const key = `${r.service} ${r.method} ${r.path} ${r.status}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    return [...counts].map(([k, n]) => `${k} ×${n}`).join(", ");
+  };
   return {
-    invariant: "no response >= 500 but 503 during a declared outage",
+    invariant: "no response >= 500 but 503 in an outage, 502 in flight at a kill",
     ok: responses.length > 0 && bad.length === 0,
-    detail: `${responses.length} responses, ${bad.length} bad${bad.length ? `: ${[...counts].map(([k, n]) => `${k} ×${n}`).join(", ")}` : ""}`,
+    detail:
+      `${responses.length} responses, ${bad.length} bad${bad.length ? `: ${tally(bad)}` : ""}` +
+      (excused.length ? `; in flight at a kill: ${tally(excused)}` : ""),
   };
 }
 

@@ -103,7 +103,7 @@ const started = Date.now();
 const deadline = started + Number(env.COMPOSE_TEST_WORKLOAD_S || 240) * 1000;
 const natsId = (await containers("nats"))[0]!;
 const postgresId = (await containers("postgres"))[0]!;
-const ctx: FaultContext = { containers, log, outages: [], recovered: [], readyTimeoutMs: 90_000 };
+const ctx: FaultContext = { containers, log, outages: [], kills: [], recovered: [], readyTimeoutMs: 90_000 };
 const options = {
   devnet,
   urls: stack.urls,
@@ -184,7 +184,7 @@ async function check(): Promise<Verdict[]> {
       usage: delta,
     })),
     ...(await events(databaseUrl, nc)),
-    serverErrors(record.responses, ctx.outages),
+    serverErrors(record.responses, ctx.outages, ctx.kills),
     recoveries(ctx.recovered, READY_BOUND_S),
   ];
 }
@@ -322,7 +322,7 @@ async function prove(): Promise<void> {
     } finally {
       await docker("start", postgresId);
     }
-    const undeclared = serverErrors(record.responses, ctx.outages);
+    const undeclared = serverErrors(record.responses, ctx.outages, ctx.kills);
     out(
       `  ${undeclared.ok ? "NOT DETECTED" : "detected    "}  Postgres stopped with no outage declared, one API request meanwhile → ${undeclared.invariant}: ${undeclared.detail}`,
     );

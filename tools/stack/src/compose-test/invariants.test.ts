@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { serverErrors } from "./invariants";
+import type { Response } from "./workload";
+
+const claim = (status: number, at: number, ms: number, service = "agent-auth"): Response => ({
+  service,
+  method: "POST",
+  path: "/api/v1/claim",
+  status,
+  at,
+  ms,
+});
+const ok = claim(200, 0, 5);
+const kill = { name: "agent-auth", from: 1_000, to: 1_040 };
+const outage = { name: "postgres restart", from: 5_000, to: 9_000 };
+
+describe("serverErrors", () => {
+  it("excuses a 502 for a request in flight to the service while one of its replicas was killed", () => {
+    const sentBefore = claim(502, 990, 30);
+    const sentDuring = claim(502, 1_020, 5);
+    const verdict = serverErrors([ok, sentBefore, sentDuring], [], [kill]);
+    expect(verdict.ok).toBe(true);
+    expect(verdict.detail).toBe(
+      "3 responses, 0 bad; in flight at a kill: agent-auth POST /api/v1/claim 502 ×2",
+    );
+  });
+
+  it("refuses a 502 sent after the kill returned, answered before it, or for another service", () => {
+    const after = claim(502, 1_041, 5);
+    const before = claim(502, 900, 99);
+    const elsewhere = claim(502, 990, 30, "payment-gateway");
+    const verdict = serverErrors([ok, after, before, elsewhere], [], [kill]);
+    expect(verdict.ok).toBe(false);
+    expect(verdict.detail).toBe(
+      "4 responses, 3 bad: agent-auth POST /api/v1/claim 502 ×2, payment-gateway POST /api/v1/claim 502 ×1",
+    );
+  });
+
+  it("excuses a 503 only inside a declared outage, and nothing else at a kill", () => {
+    expect(serverErrors([ok, claim(503, 6_000, 5)], [outage], []).ok).toBe(true);
+    expect(serverErrors([ok, claim(503, 9_001, 5)], [outage], []).ok).toBe(false);
+    expect(serverErrors([ok, claim(500, 1_020, 5)], [], [kill]).ok).toBe(false);
+    expect(serverErrors([ok, claim(503, 1_020, 5)], [], [kill]).ok).toBe(false);
+  });
+
+  it("counts a request that got no response at all, and holds nothing over no responses", () => {
+    expect(serverErrors([ok, claim(0, 1_020, 5)], [outage], [kill]).detail).toBe(
+      "2 responses, 1 bad: agent-auth POST /api/v1/claim 0 ×1",
+    );
+    expect(serverErrors([], [], []).ok).toBe(false);
+  });
+});
