@@ -64,7 +64,14 @@ async function round(): Promise<{ rps: number; p50: number; p99: number; failed:
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const ctx: FaultContext = { containers, log: () => {}, outages: [], kills: [], recovered: [], readyTimeoutMs: 120_000 };
+const ctx: FaultContext = {
+  containers,
+  log: () => {},
+  outages: [],
+  kills: [],
+  recovered: [],
+  readyTimeoutMs: 120_000,
+};
 const scaled = (replicas: number, env: NodeJS.ProcessEnv) =>
   compose(["up", "-d", "--no-build", ...SERVICES.flatMap((s) => ["--scale", `${s}=${replicas}`])], env);
 let failures = 0;
