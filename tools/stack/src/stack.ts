@@ -42,6 +42,8 @@ export interface StackOptions {
   /** Fixed ports (make up) or free ones (tests, the default). */
   ports?: "default" | "free";
   devnetPort?: number;
+  /** An empty devnet block at this interval, as a live chain grows (make up); none by default, as tests want. */
+  blockIntervalSeconds?: number;
   log: LogSink;
   logLevel?: string;
   otlpEndpoint?: string;
@@ -70,7 +72,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const prefix = options.prefix ?? "";
   // Accounts: 0 deploys, 1-3 are humans, 4-7 their agents, 8 settles payments, 9 receives them, 10-11 are
   // agents with no human behind them; all but the humans hold test USDC.
-  const devnet = await startDevnet({ port: options.devnetPort ?? 0, usdcAccounts: 12 });
+  const devnet = await startDevnet({
+    port: options.devnetPort ?? 0,
+    usdcAccounts: 12,
+    blockIntervalSeconds: options.blockIntervalSeconds,
+  });
   const started: ServiceProcess[] = [];
   const stop = async () => {
     await Promise.all(started.map((p) => p.stop()));

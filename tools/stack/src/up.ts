@@ -29,6 +29,8 @@ const stack = await startStack({
   natsUrl,
   ports: "default",
   devnetPort: Number(process.env.DEVNET_PORT ?? 8545),
+  // The indexer serves a block once another follows it: without these, an attestation written last would wait.
+  blockIntervalSeconds: Number(process.env.DEVNET_BLOCK_INTERVAL_SECONDS ?? 2),
   logLevel: process.env.LOG_LEVEL ?? "info",
   otlpEndpoint: process.env.OTEL_EXPORTER_OTLP_ENDPOINT,
   // Loopback only, unless HOST says otherwise (e.g. HOST=0.0.0.0 to reach the stack from another device).
