@@ -56,7 +56,7 @@ function psi(q: mcl.G2): mcl.G2 {
  * [k]Q by double-and-add through the group law, so that it is [k]Q for any point of the twist: a multiplication
  * sped up by an endomorphism (GLV) is only right inside the subgroup, which is what is being tested.
  */
-function multiply(q: mcl.G2, k: bigint): mcl.G2 {
+export function multiply(q: mcl.G2, k: bigint): mcl.G2 {
   let result = new mcl.G2();
   for (const bit of k.toString(2)) {
     result = mcl.dbl(result);

@@ -264,9 +264,7 @@ export function serverErrors(responses: Response[], outages: Window[], kills: Ki
     kills.some((k) => k.name === r.service && r.at <= k.to && r.at + r.ms >= k.from);
   const excused = responses.filter((r) => r.status === 502 && inFlightAtKill(r));
   const bad = responses.filter(
-    (r) =>
-      r.status === 0 ||
-      (r.status >= 500 && !(r.status === 503 && inOutage(r)) && !(r.status === 502 && inFlightAtKill(r))),
+    (r) => r.status === 0 || (r.status >= 500 && !(r.status === 503 && inOutage(r)) && !excused.includes(r)),
   );
   const tally = (list: Response[]) => {
     const counts = new Map<string, number>();
