@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -98,6 +98,19 @@ describe("verification worker pool", () => {
           proof: { nullifier: stable.nullifier },
         });
     });
+  });
+
+  it("runs its threads at the default nice value 10 once they are ready, the event loop's thread at 0", async () => {
+    const tasks = await readdir("/proc/self/task");
+    // The nice value is the 19th field of /proc/<pid>/task/<tid>/stat, the 17th after the command's ")".
+    const nice = await Promise.all(
+      tasks.map(async (tid) => {
+        const stat = await readFile(`/proc/self/task/${tid}/stat`, "utf8");
+        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+      }),
+    );
+    expect(nice.filter((n) => n === 10)).toHaveLength(2);
+    expect(nice[tasks.indexOf(String(process.pid))]).toBe(0);
   });
 
   it("refuses work once closed", async () => {

@@ -14,8 +14,10 @@ if (!port) throw new Error("verification-worker must run in a worker thread");
 const settings = (workerData as { settings: WorkerSettings }).settings;
 
 // On Linux the nice value is per thread: verification yields the cores to the event loop (status, health,
-// Postgres) when both compete, and still uses all idle CPU.
-if (settings.niceness) {
+// Postgres) when both compete, and still uses all idle CPU. Set once the libraries are loaded: a replica restarted on
+// a busy host would otherwise load them last, and /readyz waits for them.
+function yieldToEventLoop(): void {
+  if (!settings.niceness) return;
   try {
     setPriority(0, settings.niceness);
   } catch {
@@ -60,7 +62,10 @@ const verifierReady: Promise<TokenVerifier> = createTokenVerifier({
 });
 
 verifierReady.then(
-  () => send({ type: "ready" }),
+  () => {
+    yieldToEventLoop();
+    send({ type: "ready" });
+  },
   (error: Error) => send({ type: "failed", message: error.message }),
 );
 

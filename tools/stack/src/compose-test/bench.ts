@@ -15,7 +15,7 @@ if (!stack) {
   process.stderr.write("bench-compose: no stack (make compose-up first)\n");
   process.exit(1);
 }
-const { compose, containers } = composeOf(process.env.COMPOSE_PROJECT_NAME || "humanpass");
+const { compose, containers, replicas } = composeOf(process.env.COMPOSE_PROJECT_NAME || "humanpass");
 const REQUESTS = Number(process.env.BENCH_REQUESTS || 400);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 16);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
@@ -66,6 +66,7 @@ async function round(): Promise<{ rps: number; p50: number; p99: number; failed:
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ctx: FaultContext = {
   containers,
+  replicas,
   log: () => {},
   outages: [],
   kills: [],

@@ -2,7 +2,7 @@
 // 200 again (bounded). Outages (NATS paused, Postgres restarting) are declared as windows in which 503 is allowed;
 // each replica kill is recorded with the moments before and after `docker kill`, so that a 502 for a request in
 // flight to the killed process (the proxy cannot resend a POST it already passed on) is told apart from any other.
-import { docker } from "./docker";
+import { docker, type Replica } from "./docker";
 import type { Kill, Window } from "./invariants";
 
 export const SERVICE_PORTS: Record<string, number> = {
@@ -15,53 +15,57 @@ export const SERVICE_PORTS: Record<string, number> = {
 
 export interface FaultContext {
   containers(service: string): Promise<string[]>;
+  replicas(): Promise<Replica[]>;
   log(line: string): void;
   outages: Window[];
   kills: Kill[];
-  recovered: { fault: string; seconds: number | undefined }[];
+  recovered: ({ fault: string } & Recovery)[];
   /** Upper bound of each wait for readiness (the invariant's bound is checked separately). */
   readyTimeoutMs: number;
 }
 
-async function ipOf(id: string): Promise<string> {
-  return (await docker("inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}", id))
-    .trim()
-    .split(" ")[0]!;
-}
-
-async function replicaReady(id: string, port: number): Promise<boolean> {
+async function replicaReady(replica: Replica): Promise<boolean> {
+  if (!replica.ip) return false;
   try {
-    const ip = await ipOf(id);
-    if (!ip) return false;
-    const r = await fetch(`http://${ip}:${port}/readyz`, { signal: AbortSignal.timeout(2_000) });
+    const r = await fetch(`http://${replica.ip}:${SERVICE_PORTS[replica.service]}/readyz`, {
+      signal: AbortSignal.timeout(2_000),
+    });
     return r.status === 200;
   } catch {
     return false;
   }
 }
 
-/** Seconds from `since` until every replica of every service answers /readyz 200; undefined past the timeout. */
-export async function waitAllReady(ctx: FaultContext, since: number): Promise<number | undefined> {
+export interface Recovery {
+  /** Seconds from `since` until every replica of every service answered /readyz 200; undefined past the timeout. */
+  seconds: number | undefined;
+  /** The services still not ready at the poll before, the ones the recovery waited on last. */
+  last: string[];
+}
+
+/** Polls every 250 ms until each service has replicas and all of them answer /readyz 200. */
+export async function waitAllReady(ctx: FaultContext, since: number): Promise<Recovery> {
+  let waitingOn: string[] = [];
   while (Date.now() - since < ctx.readyTimeoutMs) {
-    const checks = await Promise.all(
-      Object.entries(SERVICE_PORTS).map(async ([service, port]) => {
-        const ids = await ctx.containers(service);
-        const ready = await Promise.all(ids.map((id) => replicaReady(id, port)));
-        return ids.length > 0 && ready.every(Boolean);
-      }),
-    );
-    if (checks.every(Boolean)) return (Date.now() - since) / 1000;
+    const replicas = (await ctx.replicas()).filter((r) => r.service in SERVICE_PORTS);
+    const ready = await Promise.all(replicas.map(replicaReady));
+    const notReady = Object.keys(SERVICE_PORTS).filter((service) => {
+      const own = ready.filter((_, i) => replicas[i]!.service === service);
+      return own.length === 0 || own.includes(false);
+    });
+    if (notReady.length === 0) return { seconds: (Date.now() - since) / 1000, last: waitingOn };
+    waitingOn = notReady;
     await new Promise((r) => setTimeout(r, 250));
   }
-  return undefined;
+  return { seconds: undefined, last: waitingOn };
 }
 
 async function settle(ctx: FaultContext, fault: string, since: number, outage?: string): Promise<void> {
-  const seconds = await waitAllReady(ctx, since);
-  ctx.recovered.push({ fault, seconds });
+  const { seconds, last } = await waitAllReady(ctx, since);
+  ctx.recovered.push({ fault, seconds, last });
   if (outage) ctx.outages.push({ name: outage, from: since, to: Date.now() + 1_000 });
   ctx.log(
-    `fault: ${fault}: ${seconds === undefined ? "NOT ready in time" : `all ready after ${seconds.toFixed(1)} s`}`,
+    `fault: ${fault}: ${seconds === undefined ? "NOT ready in time" : `all ready after ${seconds.toFixed(1)} s`}${last.length > 0 ? ` (waiting on ${last.join(", ")} last)` : ""}`,
   );
 }
 

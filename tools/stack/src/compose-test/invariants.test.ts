@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { serverErrors } from "./invariants";
+import { recoveries, serverErrors } from "./invariants";
 import type { Response } from "./workload";
 
 const claim = (status: number, at: number, ms: number, service = "agent-auth"): Response => ({
@@ -48,5 +48,27 @@ describe("serverErrors", () => {
       "2 responses, 1 bad: agent-auth POST /api/v1/claim 0 ×1",
     );
     expect(serverErrors([], [], []).ok).toBe(false);
+  });
+});
+
+describe("recoveries", () => {
+  it("fails on a recovery over the bound or never reached, naming the services it waited on", () => {
+    const verdict = recoveries(
+      [
+        { fault: "kill agent-auth", seconds: 6.2, last: ["agent-auth"] },
+        { fault: "kill verifier", seconds: 31.4, last: ["verifier"] },
+        { fault: "Postgres restart", seconds: undefined, last: ["attestations-api", "payment-gateway"] },
+      ],
+      30,
+    );
+    expect(verdict.ok).toBe(false);
+    expect(verdict.detail).toBe(
+      "kill agent-auth 6.2 s; kill verifier 31.4 s (waiting on verifier); Postgres restart never (waiting on attestations-api, payment-gateway)",
+    );
+  });
+
+  it("holds when every fault recovered within the bound, and not over no faults", () => {
+    expect(recoveries([{ fault: "kill verifier", seconds: 8.3, last: ["verifier"] }], 30).ok).toBe(true);
+    expect(recoveries([], 30).ok).toBe(false);
   });
 });

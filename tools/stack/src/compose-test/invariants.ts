@@ -285,7 +285,7 @@ export function serverErrors(responses: Response[], outages: Window[], kills: Ki
 
 /** Every service ready again within the bound after each fault. */
 export function recoveries(
-  recovered: { fault: string; seconds: number | undefined }[],
+  recovered: { fault: string; seconds: number | undefined; last: string[] }[],
   boundSeconds: number,
 ): Verdict {
   const slow = recovered.filter((r) => r.seconds === undefined || r.seconds > boundSeconds);
@@ -293,7 +293,10 @@ export function recoveries(
     invariant: `every service back to /readyz 200 within ${boundSeconds} s of each fault`,
     ok: recovered.length > 0 && slow.length === 0,
     detail: recovered
-      .map((r) => `${r.fault} ${r.seconds === undefined ? "never" : `${r.seconds.toFixed(1)} s`}`)
+      .map(
+        (r) =>
+          `${r.fault} ${r.seconds === undefined ? "never" : `${r.seconds.toFixed(1)} s`}${r.seconds === undefined || r.seconds > boundSeconds ? ` (waiting on ${r.last.join(", ")})` : ""}`,
+      )
       .join("; "),
   };
 }

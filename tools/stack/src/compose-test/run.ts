@@ -41,7 +41,7 @@ if (!stack || !summary) {
   process.stderr.write("compose test: the stack is not up (scripts/compose/test.sh starts it)\n");
   process.exit(1);
 }
-const { containers } = composeOf(project);
+const { containers, replicas } = composeOf(project);
 const databaseUrl = `postgres://postgres:${env.POSTGRES_PASSWORD || "humanpass"}@127.0.0.1:${env.POSTGRES_PORT || 55432}/humanpass`;
 const jaegerUrl = `http://127.0.0.1:${env.JAEGER_UI_PORT || 16686}`;
 const READY_BOUND_S = 30;
@@ -103,7 +103,15 @@ const started = Date.now();
 const deadline = started + Number(env.COMPOSE_TEST_WORKLOAD_S || 240) * 1000;
 const natsId = (await containers("nats"))[0]!;
 const postgresId = (await containers("postgres"))[0]!;
-const ctx: FaultContext = { containers, log, outages: [], kills: [], recovered: [], readyTimeoutMs: 90_000 };
+const ctx: FaultContext = {
+  containers,
+  replicas,
+  log,
+  outages: [],
+  kills: [],
+  recovered: [],
+  readyTimeoutMs: 90_000,
+};
 const options = {
   devnet,
   urls: stack.urls,
