@@ -75,10 +75,9 @@ async function kill(ctx: FaultContext, service: string, id: string): Promise<voi
   ctx.kills.push({ name: service, from, to: Date.now() });
 }
 
-/** The restart policy brings a killed container back; should the engine not, this does, as an orchestrator would. */
-async function restartIfDown(id: string): Promise<void> {
-  await new Promise((r) => setTimeout(r, 3_000));
-  if ((await docker("inspect", "-f", "{{.State.Running}}", id)).trim() !== "true") await docker("start", id);
+/** `docker kill` counts as a manual stop, which the restart policy leaves alone: start it again, as an orchestrator would. */
+async function restart(id: string): Promise<void> {
+  await docker("start", id);
 }
 
 /** docker kill of one replica (the first) of each service, one service at a time. */
@@ -89,7 +88,7 @@ export async function killOneReplicaEach(ctx: FaultContext): Promise<void> {
     const since = Date.now();
     ctx.log(`fault: docker kill one ${service} replica`);
     await kill(ctx, service, first);
-    await restartIfDown(first);
+    await restart(first);
     await settle(ctx, `kill ${service}`, since);
   }
 }
@@ -123,7 +122,7 @@ export async function killIndexerDuringBackfill(
   ctx.log(
     `fault: docker kill the chain-indexer during its backfill: cursor ${killedAt} of ${stoppedAt}→${target}${killedAt >= target ? " (backfill already done: not mid-backfill)" : ""}`,
   );
-  await restartIfDown(ids[0]!);
+  await restart(ids[0]!);
   await docker("start", ...ids.slice(1));
   await settle(ctx, "kill chain-indexer during backfill", since);
 }
