@@ -6,23 +6,33 @@
 # No `# syntax` line on purpose: BuildKit would pull its frontend image, and the classic builder reads this as is.
 ARG NODE_IMAGE=node:20-bookworm-slim
 
-# Compile and bundle with the dev dependencies (TypeScript, esbuild), then install the service's production
-# dependencies alone.
-FROM ${NODE_IMAGE} AS build
+# The manifests alone (and the staging script), so that the installs below are redone only when a manifest or the
+# lock file changes: the classic builder keys a COPY by the content of what it copies.
+FROM ${NODE_IMAGE} AS manifests
 WORKDIR /src
 COPY . .
+RUN find . -type f ! -name package.json ! -name package-lock.json ! -path ./scripts/stage-service.mjs -delete \
+ && find . -type d -empty -delete
+
+# Install, then compile and bundle with the dev dependencies (TypeScript, esbuild); the service's production
+# dependencies are installed alone, in /runtime.
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+COPY --from=manifests /src .
 # Before SERVICE is declared, so the five service builds share this layer instead of installing five times.
 RUN npm ci --no-audit --no-fund --loglevel=error
 ARG SERVICE
 RUN test -n "${SERVICE}" || { echo "--build-arg SERVICE=<service> is required" >&2; exit 1; }
-RUN test -f "services/${SERVICE}/package.json" || { echo "no service named ${SERVICE}" >&2; exit 1; } \
- && node scripts/build.mjs "services/${SERVICE}/tsconfig.build.json"
-# /runtime: the service and the workspace packages it needs (manifests and dist/), its data folders, and only their
-# production dependencies at the versions of the lock file (scripts/stage-service.mjs says why not npm ci -w).
-RUN node scripts/stage-service.mjs "${SERVICE}" /runtime \
+RUN test -f "services/${SERVICE}/package.json" || { echo "no service named ${SERVICE}" >&2; exit 1; }
+# /runtime: the service and the workspace packages it needs, with only their production dependencies at the
+# versions of the lock file (scripts/stage-service.mjs says why not npm ci -w); their dist/ and data come below.
+RUN node scripts/stage-service.mjs --manifests "${SERVICE}" /runtime \
  && cd /runtime \
  && npm install --omit=dev --no-audit --no-fund --loglevel=error \
  && if [ -e node_modules/tsx ]; then echo "tsx must not be a production dependency of ${SERVICE}" >&2; exit 1; fi
+COPY . .
+RUN node scripts/build.mjs "services/${SERVICE}/tsconfig.build.json" \
+ && node scripts/stage-service.mjs "${SERVICE}" /runtime
 
 FROM ${NODE_IMAGE}
 ARG NODE_IMAGE

@@ -1,17 +1,20 @@
-// The runtime tree of one service for its image: `node scripts/stage-service.mjs <service> <out>` writes to <out> the
-// root manifest and lock file narrowed to the workspace packages the service needs at run time (itself and its
-// @humanpass dependencies, transitively, without devDependencies), each of those packages' manifest and dist/, and
-// the data folders the service reads at run time. `npm install --omit=dev` in <out> then installs only what those
-// packages depend on, at the versions of the lock file. (`npm ci --workspace` would install every workspace's
+// The runtime tree of one service for its image: `node scripts/stage-service.mjs [--manifests] <service> <out>` writes
+// to <out> the root manifest and lock file narrowed to the workspace packages the service needs at run time (itself
+// and its @humanpass dependencies, transitively, without devDependencies), each of those packages' manifest and
+// dist/, and the data folders the service reads at run time; with --manifests, the manifests alone (the Dockerfile
+// installs from them before the sources are copied in). `npm install --omit=dev` in <out> then installs only what
+// those packages depend on, at the versions of the lock file. (`npm ci --workspace` would install every workspace's
 // production dependencies: the devnet's Hardhat, the test helpers' vitest.)
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 const DATA_FOLDERS = ["contexts", "config"];
 
-const [service, out] = process.argv.slice(2);
+const args = process.argv.slice(2);
+const manifestsOnly = args[0] === "--manifests";
+const [service, out] = manifestsOnly ? args.slice(1) : args;
 if (!service || !out) {
-  process.stderr.write("usage: node scripts/stage-service.mjs <service> <out>\n");
+  process.stderr.write("usage: node scripts/stage-service.mjs [--manifests] <service> <out>\n");
   process.exit(64);
 }
 const readJson = (file) => JSON.parse(readFileSync(file, "utf8"));
@@ -56,10 +59,11 @@ for (const dir of dirs) {
   const { devDependencies: _dev, scripts: _scripts, ...manifest } = readJson(path.join(dir, "package.json"));
   mkdirSync(path.join(out, dir), { recursive: true });
   writeFileSync(path.join(out, dir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  if (manifestsOnly) continue;
   if (!existsSync(path.join(dir, "dist"))) throw new Error(`${dir}/dist is missing: build first`);
   cpSync(path.join(dir, "dist"), path.join(out, dir, "dist"), { recursive: true });
 }
-for (const data of DATA_FOLDERS) {
+for (const data of manifestsOnly ? [] : DATA_FOLDERS) {
   const folder = path.join("services", service, data);
   if (existsSync(folder)) cpSync(folder, path.join(out, folder), { recursive: true });
 }

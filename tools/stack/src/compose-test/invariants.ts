@@ -144,8 +144,8 @@ export async function payments(options: {
       detail: `${settled.size} transfers to the payee, ${orphan} without a 200, ${nonOkWithTx} non-200 with a receipt; agents paid ${paidByAgents}, payee got ${received}`,
     },
     {
-      invariant: "per-human usage = human-tier 200s, never above maxUse",
-      ok: expected.length > 0 && !mismatched && over === 0,
+      invariant: "per-human usage = human-tier 200s, reaching maxUse, never above",
+      ok: expected.length > 0 && !mismatched && over === 0 && used.every((n) => n === options.maxUse),
       detail: `human-tier 200s per human [${expected.join(", ")}], usage rows grown by [${used.join(", ")}], maxUse ${options.maxUse}`,
     },
   ];

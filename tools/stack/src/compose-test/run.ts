@@ -123,6 +123,7 @@ const options = {
   attestationsPerAttester: Number(env.COMPOSE_TEST_ATTESTATIONS || 80),
   claimsPerAgent: Number(env.COMPOSE_TEST_CLAIMS || 150),
   paidPerAgent: Number(env.COMPOSE_TEST_PAID || 12),
+  minPaidPerAgent: MAX_USE + 1,
   // The loops run while the faults do (each bounded by its count and the deadline as well).
   done: () => faultsDone,
   gaps: { attestationMs: 1_500, claimMs: 1_000, paidMs: 8_000 },

@@ -72,6 +72,8 @@ export interface WorkloadOptions {
   attestationsPerAttester: number;
   claimsPerAgent: number;
   paidPerAgent: number;
+  /** Paid requests each agent makes even once `done()` says stop, so that every human goes past its `maxUse`. */
+  minPaidPerAgent?: number;
   /** Nothing starts after this; every loop also stops after its count, or once `done()` says so. */
   deadline: number;
   done?: () => boolean;
@@ -177,7 +179,8 @@ async function payments(options: WorkloadOptions, fetcher: typeof fetch): Promis
         ),
       );
       const pay = wrapFetchWithPayment(fetcher, client);
-      for (let i = 0; i < options.paidPerAgent && Date.now() < options.deadline && !options.done?.(); i++) {
+      const more = (i: number) => i < (options.minPaidPerAgent ?? 0) || !options.done?.();
+      for (let i = 0; i < options.paidPerAgent && Date.now() < options.deadline && more(i); i++) {
         try {
           const response = await pay(weather);
           await response.arrayBuffer();
