@@ -43,6 +43,19 @@ describe("loadConfig", () => {
     );
   });
 
+  it("reads TRUST_PROXY as false, true or a number of proxies", () => {
+    const trustProxy = (value?: string) =>
+      loadConfig(schema, { HOST_URL: "https://x", TRUST_PROXY: value }).TRUST_PROXY;
+    expect([trustProxy(), trustProxy("false"), trustProxy("true"), trustProxy("2")]).toEqual([
+      false,
+      false,
+      true,
+      2,
+    ]);
+    expect(() => trustProxy("yes")).toThrow(/TRUST_PROXY: "yes" is not valid.*number of proxies/);
+    expect(() => trustProxy("11")).toThrow(/TRUST_PROXY/);
+  });
+
   it("splits lists", () => {
     expect(splitList(" a, b,,c ")).toEqual(["a", "b", "c"]);
     expect(splitList("")).toEqual([]);

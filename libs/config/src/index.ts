@@ -130,10 +130,10 @@ export const CommonEnv = {
     description: "an integer >= 1 (milliseconds)",
   }),
   HOST: Type.String({ default: "0.0.0.0", description: "the address to listen on" }),
-  TRUST_PROXY: Type.Boolean({
+  TRUST_PROXY: Type.Union([Type.Boolean(), Type.Integer({ minimum: 0, maximum: 10 })], {
     default: false,
     description:
-      "true or false: true behind a load balancer or ingress, so clients are told apart by X-Forwarded-For",
+      "false, true (one proxy) or the number of proxies in front (0-10): clients are told apart by the address the outermost of them put in X-Forwarded-For, never by entries a client wrote itself",
   }),
   HTTP_REQUEST_TIMEOUT_MS: Milliseconds(
     30_000,

@@ -29,7 +29,12 @@ export const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = {
 
 /** What a service's configuration says about its HTTP server (TRUST_PROXY, HTTP_*_TIMEOUT_MS). */
 export interface HttpServerSettings {
-  trustProxy?: boolean;
+  /**
+   * Proxies in front of the service (false: none, true: one), for a service that every request reaches through them.
+   * request.ip is the address the outermost of them saw, read from the right of X-Forwarded-For, so entries a
+   * client sends itself are never taken for its address.
+   */
+  trustProxy?: boolean | number;
   timeouts?: Partial<HttpTimeouts>;
 }
 
@@ -76,10 +81,12 @@ const CODES: Record<number, string> = {
  */
 export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...options.timeouts };
+  const proxies = Number(options.trustProxy ?? 0);
   const app = Fastify({
     loggerInstance: options.logger,
     bodyLimit: options.bodyLimit ?? 1_048_576,
-    trustProxy: options.trustProxy ?? false,
+    // A trust function rather than the number: Fastify trusts no hop at all for a numeric trustProxy.
+    trustProxy: proxies > 0 ? (_address: string, hop: number) => hop < proxies : false,
     requestTimeout: timeouts.requestMs,
     connectionTimeout: timeouts.connectionMs,
     handlerTimeout: timeouts.handlerMs,
