@@ -69,15 +69,14 @@ async function settle(ctx: FaultContext, fault: string, since: number, outage?: 
   );
 }
 
+/**
+ * `docker kill` counts as a manual stop, which the restart policy leaves alone: callers start the container again at
+ * once, as an orchestrator would.
+ */
 async function kill(ctx: FaultContext, service: string, id: string): Promise<void> {
   const from = Date.now();
   await docker("kill", id);
   ctx.kills.push({ name: service, from, to: Date.now() });
-}
-
-/** `docker kill` counts as a manual stop, which the restart policy leaves alone: start it again, as an orchestrator would. */
-async function restart(id: string): Promise<void> {
-  await docker("start", id);
 }
 
 /** docker kill of one replica (the first) of each service, one service at a time. */
@@ -88,7 +87,7 @@ export async function killOneReplicaEach(ctx: FaultContext): Promise<void> {
     const since = Date.now();
     ctx.log(`fault: docker kill one ${service} replica`);
     await kill(ctx, service, first);
-    await restart(first);
+    await docker("start", first);
     await settle(ctx, `kill ${service}`, since);
   }
 }
@@ -122,8 +121,7 @@ export async function killIndexerDuringBackfill(
   ctx.log(
     `fault: docker kill the chain-indexer during its backfill: cursor ${killedAt} of ${stoppedAt}→${target}${killedAt >= target ? " (backfill already done: not mid-backfill)" : ""}`,
   );
-  await restart(ids[0]!);
-  await docker("start", ...ids.slice(1));
+  await docker("start", ...ids);
   await settle(ctx, "kill chain-indexer during backfill", since);
 }
 

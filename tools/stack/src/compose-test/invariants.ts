@@ -295,7 +295,7 @@ export function recoveries(
     detail: recovered
       .map(
         (r) =>
-          `${r.fault} ${r.seconds === undefined ? "never" : `${r.seconds.toFixed(1)} s`}${r.seconds === undefined || r.seconds > boundSeconds ? ` (waiting on ${r.last.join(", ")})` : ""}`,
+          `${r.fault} ${r.seconds === undefined ? "never" : `${r.seconds.toFixed(1)} s`}${slow.includes(r) ? ` (waiting on ${r.last.join(", ")})` : ""}`,
       )
       .join("; "),
   };
