@@ -3,7 +3,7 @@ import { CloudEventEnvelope, EVENTS, STREAMS, type StreamName } from "@humanpass
 import type { TSchema } from "@sinclair/typebox";
 import { stringify } from "yaml";
 
-/** Who writes each stream (the CloudEvents `source`) and who reads which subjects, as in DESIGN.md. */
+/** Who writes each stream (the CloudEvents `source`) and who reads which subjects, as in docs/architecture.md. */
 export const PRODUCERS: Record<StreamName, string> = {
   VERIFIER: "verifier",
   CHAIN: "chain-indexer",

@@ -3,8 +3,8 @@ import { privateKeyToAccount } from "viem/accounts";
 import { type EVMSigner, signHumanProofChallengeEVM } from "../src/client/sign";
 import { createChallengeNonces } from "../src/server/challenge-nonces";
 import type { HumanResolution, PoUVerifier } from "../src/server/types";
-import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../src/shared/constants";
-import type { HumanProofChallenge, HumanProofExtensionInfo } from "../src/shared/types";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../src/common/constants";
+import type { HumanProofChallenge, HumanProofExtensionInfo } from "../src/common/types";
 
 export const RESOURCE = "https://api.example.com/weather?city=Oslo";
 export const CHAIN = "eip155:45056";

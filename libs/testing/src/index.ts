@@ -11,9 +11,6 @@ export { freePort } from "./ports";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 
-/** The shared test data folder (fixtures, ABIs), never copied into the repo. */
-export const SHARED_DIR = process.env.HUMANPASS_SHARED_DIR ?? path.resolve(REPO_ROOT, "../shared");
-
 export function testDatabaseUrl(): string {
   return inject("databaseUrl");
 }

@@ -7,7 +7,7 @@ import {
   startAttestationsApiStandIn,
 } from "../../test/attestations-api-stand-in";
 import { account } from "../../test/proof-fixtures";
-import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../shared/constants";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants";
 import { checkAttestation } from "./check-attestation";
 
 const human = humanFromAddress(account(1000).address);

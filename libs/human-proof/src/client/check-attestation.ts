@@ -1,5 +1,5 @@
 import { AttestationsApiError } from "@humanpass/attestations-client";
-import { type AttestationsApiOptions, attestationsClient } from "../shared/attestations";
+import { type AttestationsApiOptions, attestationsClient } from "../common/attestations";
 
 export type CheckAttestationOptions = Pick<
   AttestationsApiOptions,

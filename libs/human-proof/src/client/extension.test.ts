@@ -8,7 +8,7 @@ import {
   startAttestationsApiStandIn,
 } from "../../test/attestations-api-stand-in";
 import { account, challenge, RESOURCE } from "../../test/proof-fixtures";
-import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../shared/constants";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants";
 import { createHumanProofExtension, MissingAttestationsError } from "./extension";
 import { createAttestationAwareSelector } from "./selector";
 

@@ -1,8 +1,8 @@
 import type { ClientExtension, ClientExtensionHooks, HTTPClientExtensionHooks } from "@x402/core/client";
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
+import { HUMAN_PROOF } from "../common/constants";
+import type { HumanProofChallenge } from "../common/types";
 import { agentDidFromAddress } from "../server/verify-request";
-import { HUMAN_PROOF } from "../shared/constants";
-import type { HumanProofChallenge } from "../shared/types";
 import { checkAttestation } from "./check-attestation";
 import { isMaxUseExceededError } from "./errors";
 import { type AttestationAwareSelector, requiredAttestationsOf } from "./selector";

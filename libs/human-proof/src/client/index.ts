@@ -5,15 +5,15 @@ export {
   DEFAULT_ATTESTATIONS_API_BASE_URL,
   HUMAN_PROOF,
   HUMAN_PROOF_HEADER,
-} from "../shared/constants";
-export { formatSIWEMessage } from "../shared/message";
+} from "../common/constants";
+export { formatSIWEMessage } from "../common/message";
 export type {
   HumanProofChallenge,
   HumanProofExtensionInfo,
   HumanProofPayload,
   SignatureType,
   SupportedChain,
-} from "../shared/types";
+} from "../common/types";
 export { type CheckAttestationOptions, checkAttestation } from "./check-attestation";
 export { isMaxUseExceededError } from "./errors";
 export {

@@ -8,7 +8,7 @@ import {
   startAttestationsApiStandIn,
 } from "../../test/attestations-api-stand-in";
 import { account } from "../../test/proof-fixtures";
-import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../shared/constants";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants";
 import { createAttestationAwareSelector } from "./selector";
 
 const REVIEW = `0x${"ab".repeat(32)}`;

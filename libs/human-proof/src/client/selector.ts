@@ -1,5 +1,5 @@
 import type { PaymentRequired, PaymentRequirements } from "@x402/core/types";
-import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../shared/constants";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants";
 import { type CheckAttestationOptions, checkAttestation } from "./check-attestation";
 
 export type AttestationAwareSelector = {

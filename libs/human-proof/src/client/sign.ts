@@ -1,5 +1,5 @@
-import { formatSIWEMessage } from "../shared/message";
-import type { HumanProofChallenge } from "../shared/types";
+import { formatSIWEMessage } from "../common/message";
+import type { HumanProofChallenge } from "../common/types";
 
 /** Any EOA signer: viem account or wallet client, ethers signer, or a custom one. */
 export type EVMSigner = {

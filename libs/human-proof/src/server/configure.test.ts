@@ -1,7 +1,7 @@
 import { x402ResourceServer } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { describe, expect, it } from "vitest";
-import type { HumanProofChallenge } from "../shared/types";
+import type { HumanProofChallenge } from "../common/types";
 import { configureHumanProofServer } from "./configure";
 import { declareHumanProofExtension } from "./declare";
 import { createPoUVerifier } from "./verifier";

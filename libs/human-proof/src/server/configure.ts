@@ -1,6 +1,6 @@
 import type { x402ResourceServer } from "@x402/core/server";
 import type { PaymentPayload } from "@x402/core/types";
-import { HUMAN_PROOF } from "../shared/constants";
+import { HUMAN_PROOF } from "../common/constants";
 import { createChallengeNonces } from "./challenge-nonces";
 import { type CreateHumanProofExtensionOptions, createHumanProofExtension } from "./extension";
 import {

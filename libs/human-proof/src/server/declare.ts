@@ -1,4 +1,4 @@
-import { HUMAN_PROOF } from "../shared/constants";
+import { HUMAN_PROOF } from "../common/constants";
 
 export type DeclareHumanProofOptions = {
   /** Text shown to the signer. */

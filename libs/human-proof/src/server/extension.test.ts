@@ -1,8 +1,8 @@
 import { x402ResourceServer } from "@x402/core/server";
 import type { PaymentRequiredContext, PaymentRequirements } from "@x402/core/types";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../shared/constants";
-import type { HumanProofChallenge } from "../shared/types";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants";
+import type { HumanProofChallenge } from "../common/types";
 import { declareHumanProofExtension } from "./declare";
 import { createHumanProofExtension } from "./extension";
 

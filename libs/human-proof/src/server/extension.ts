@@ -1,6 +1,6 @@
 import type { PaymentRequiredContext, ResourceServerExtension } from "@x402/core/types";
-import { DEFAULT_AGENT_OWNERSHIP_SCHEMA, HUMAN_PROOF } from "../shared/constants";
-import type { HumanProofChallenge, HumanProofExtensionInfo } from "../shared/types";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA, HUMAN_PROOF } from "../common/constants";
+import type { HumanProofChallenge, HumanProofExtensionInfo } from "../common/types";
 import { type ChallengeNonces, createChallengeNonces } from "./challenge-nonces";
 import { buildHumanProofSchema } from "./challenge-schema";
 import { type DeclareHumanProofOptions, isHumanProofDeclaration } from "./declare";

@@ -4,7 +4,7 @@ import type { PaymentRequirements } from "@x402/core/types";
 import { describe, expect, it } from "vitest";
 import { account, challenge, RESOURCE, registry, resolutionFor, sign } from "../../test/proof-fixtures";
 import { signHumanProofChallengeEVM } from "../client/sign";
-import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../shared/constants";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants";
 import { createChallengeNonces } from "./challenge-nonces";
 import { declareHumanProofExtension } from "./declare";
 import {

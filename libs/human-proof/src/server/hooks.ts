@@ -6,7 +6,7 @@ import type {
   OnVerifyFailureHook,
   VerifyContext,
 } from "@x402/core/server";
-import { HUMAN_PROOF } from "../shared/constants";
+import { HUMAN_PROOF } from "../common/constants";
 import { eventsOf, sequentialAdmissions } from "./admissions";
 import { type ChallengeNonces, createChallengeNonces } from "./challenge-nonces";
 import { expectedSigningTerms } from "./extension";

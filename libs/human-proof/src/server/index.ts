@@ -5,16 +5,16 @@ export {
   DEFAULT_NULLIFIER_API_BASE_URL,
   HUMAN_PROOF,
   HUMAN_PROOF_HEADER,
-} from "../shared/constants";
-export { formatSIWEMessage, type SignedMessageFields } from "../shared/message";
-export { recoverMessageSigner } from "../shared/recover-signer";
+} from "../common/constants";
+export { formatSIWEMessage, type SignedMessageFields } from "../common/message";
+export { recoverMessageSigner } from "../common/recover-signer";
 export type {
   HumanProofChallenge,
   HumanProofExtensionInfo,
   HumanProofPayload,
   SignatureType,
   SupportedChain,
-} from "../shared/types";
+} from "../common/types";
 export { maxUseExceededEvent, type SequentialAdmissionsOptions, sequentialAdmissions } from "./admissions";
 export {
   CHALLENGE_NONCE_PATTERN,

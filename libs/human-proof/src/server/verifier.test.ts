@@ -11,7 +11,7 @@ import {
   DEFAULT_AGENT_OWNERSHIP_SCHEMA,
   DEFAULT_ATTESTATIONS_API_BASE_URL,
   DEFAULT_NULLIFIER_API_BASE_URL,
-} from "../shared/constants";
+} from "../common/constants";
 import { createPoUVerifier } from "./verifier";
 
 const address = (n: number) => privateKeyToAddress(`0x${n.toString(16).padStart(64, "0")}`);

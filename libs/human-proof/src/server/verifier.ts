@@ -1,6 +1,6 @@
 import { createHumanLookup } from "@humanpass/attestations-client";
-import { attestationsClient } from "../shared/attestations";
-import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../shared/constants";
+import { attestationsClient } from "../common/attestations";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants";
 import type { PoUVerifier, PoUVerifierOptions } from "./types";
 
 /**

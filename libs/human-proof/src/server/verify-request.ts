@@ -1,9 +1,9 @@
 import { didFromAddress } from "@humanpass/identity";
 import { isAddress } from "viem";
-import { boundedMemo } from "../shared/bounded-memo";
-import { formatSIWEMessage } from "../shared/message";
-import { recoverMessageSigner } from "../shared/recover-signer";
-import type { HumanProofPayload } from "../shared/types";
+import { boundedMemo } from "../common/bounded-memo";
+import { formatSIWEMessage } from "../common/message";
+import { recoverMessageSigner } from "../common/recover-signer";
+import type { HumanProofPayload } from "../common/types";
 import type { HumanResolution, OnHumanProofEvent, PoUVerifier } from "./types";
 
 export type HumanProofRefusalReason =

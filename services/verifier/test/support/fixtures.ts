@@ -1,18 +1,16 @@
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { SHARED_DIR } from "@humanpass/testing";
+import { fileURLToPath } from "node:url";
 import type {
   AuthorizationRequest,
   ResolvedState,
   StateResolvers,
 } from "../../src/verification/token-verifier";
 
-/** The public iden3 V3 test vectors (see ../shared/fixtures/iden3-v3/README.md). */
-export const FIXTURES_DIR =
-  process.env.HUMANPASS_IDEN3_FIXTURES_DIR ?? join(SHARED_DIR, "fixtures", "iden3-v3");
-export const FIXTURE_CONTEXTS_DIR = join(FIXTURES_DIR, "contexts");
+/** The public iden3 V3 test vectors, with their provenance in the folder's README.md. */
+const FIXTURES = new URL("../fixtures/iden3-v3/", import.meta.url);
+export const FIXTURE_CONTEXTS_DIR = fileURLToPath(new URL("contexts", FIXTURES));
 
-const read = (name: string) => readFileSync(join(FIXTURES_DIR, name), "utf8");
+const read = (name: string) => readFileSync(new URL(name, FIXTURES), "utf8");
 
 export const stable = {
   token: read("stable_authV3_8_32_token.txt").trim(),
