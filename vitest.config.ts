@@ -1,11 +1,11 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 /**
  * Workspace packages export their TypeScript sources under @humanpass/source, and dist/ to everyone else. Vitest
  * also passes these conditions to its worker processes as `--conditions`, so no `module`: Node would then load
  * packages' bundler-only ESM builds (@opentelemetry/api's has extensionless imports).
  */
-const CONDITIONS = ["@humanpass/source", "node", "development|production"];
+export const CONDITIONS = ["@humanpass/source", "node", "development|production"];
 
 export default defineConfig({
   resolve: { conditions: CONDITIONS },
@@ -20,6 +20,8 @@ export default defineConfig({
       "tools/*/test/**/*.test.ts",
       "deploy/validate/**/*.test.ts",
     ],
+    // The compose fault suite needs the stack in containers: make test-compose runs it (vitest.compose.config.ts).
+    exclude: [...configDefaults.exclude, "**/*.compose.test.ts"],
     globalSetup: ["libs/testing/src/global-setup.ts"],
     pool: "forks",
     testTimeout: 60_000,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make test-compose: the whole stack in containers as its own compose project (humanpass-test, ports 3xxxx on
-# 127.0.0.1, so it runs beside `make up` and `make compose-up`), 2 replicas of every service, then the demo, the
-# workload under faults and the invariants (tools/stack/src/compose-test/run.ts). The project is removed again
+# 127.0.0.1, so it runs beside `make up` and `make compose-up`), 2 replicas of every service, then the fault suite
+# (tools/stack/src/compose-test/faults.compose.test.ts): the demo, one test per fault under a workload, one per invariant. The project is removed again
 # whatever the outcome (KEEP_STACK=1 leaves it up to look at); the engine is stopped if this started it (KEEP_ENGINE=1 keeps it for the next run).
 set -euo pipefail
 export COMPOSE_PROJECT_NAME="${COMPOSE_PROJECT_NAME:-humanpass-test}"
@@ -26,4 +26,4 @@ cleanup() {
 trap cleanup EXIT
 compose down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
 REPLICAS="${REPLICAS:-2}" bash scripts/compose/up.sh
-node --conditions=@humanpass/source --import tsx tools/stack/src/compose-test/run.ts
+npx vitest run --config vitest.compose.config.ts

@@ -1,5 +1,4 @@
-import { execFileSync } from "node:child_process";
-import { REPO_ROOT } from "./processes";
+import { logsOf } from "./compose-test/docker";
 
 /** What the devnet container logs once it is ready (deploy/devnet/serve.ts). */
 export interface DevnetSummary {
@@ -17,14 +16,9 @@ export interface DevnetSummary {
   accounts: { address: `0x${string}`; privateKey: `0x${string}` }[];
 }
 
-/** The devnet's summary from its container log (COMPOSE_CMD, project from COMPOSE_PROJECT_NAME); undefined before it is ready. */
-export function devnetSummary(): DevnetSummary | undefined {
-  const [cmd, ...args] = (process.env.COMPOSE_CMD || "docker-compose").split(" ");
-  const logs = execFileSync(cmd!, [...args, "logs", "--no-color", "devnet"], {
-    cwd: REPO_ROOT,
-    encoding: "utf8",
-    maxBuffer: 64 << 20,
-  });
+/** The devnet's summary from its container's log (project COMPOSE_PROJECT_NAME); undefined before it is ready. */
+export async function devnetSummary(): Promise<DevnetSummary | undefined> {
+  const logs = await logsOf(process.env.COMPOSE_PROJECT_NAME || "humanpass", "devnet");
   const line = logs.split("\n").find((l) => l.includes('"msg":"devnet ready"'));
   return line ? (JSON.parse(line.slice(line.indexOf("{"))) as DevnetSummary) : undefined;
 }

@@ -1,7 +1,7 @@
 // make compose-up, after `docker compose up`: waits until every service answers /readyz through the proxy, records
 // the demo humans as `make up` does, writes the stack file `make demo` reads and prints the URLs.
 // Reads the published ports from the same variables docker-compose.yml does; the devnet's addresses and keys from
-// the `devnet ready` line of its log (COMPOSE_CMD is the compose command, e.g. "docker-compose").
+// the `devnet ready` line of its log.
 import path from "node:path";
 import { didFromAddress } from "@humanpass/identity";
 import { type DevnetSummary, devnetSummary } from "./compose-devnet";
@@ -46,7 +46,7 @@ while (pending.length > 0 || !summary) {
   await new Promise((r) => setTimeout(r, 1_000));
   const answers = await Promise.all(pending.map((n) => ready(urls[n])));
   pending = pending.filter((_, i) => !answers[i]);
-  summary ??= devnetSummary();
+  summary ??= await devnetSummary();
 }
 
 await recordDemoHumans({

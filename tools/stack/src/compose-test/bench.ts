@@ -7,19 +7,19 @@
 import { performance } from "node:perf_hooks";
 import { privateKeyToAccount } from "viem/accounts";
 import { readStackFile } from "../stack-file";
-import { composeOf } from "./docker";
-import { type FaultContext, waitAllReady } from "./faults";
+import { composeCli, replicasOf } from "./docker";
+import { SERVICES, waitAllReady } from "./faults";
 
 const stack = readStackFile();
 if (!stack) {
   process.stderr.write("bench-compose: no stack (make compose-up first)\n");
   process.exit(1);
 }
-const { compose, containers, replicas } = composeOf(process.env.COMPOSE_PROJECT_NAME || "humanpass");
+const project = process.env.COMPOSE_PROJECT_NAME || "humanpass";
+const compose = composeCli(project);
 const REQUESTS = Number(process.env.BENCH_REQUESTS || 400);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 16);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
-const SERVICES = ["verifier", "chain-indexer", "attestations-api", "agent-auth", "payment-gateway"];
 const agents = stack.pairedAgents.map((a) => privateKeyToAccount(a.privateKey as `0x${string}`));
 
 async function claim(i: number): Promise<boolean> {
@@ -64,21 +64,13 @@ async function round(): Promise<{ rps: number; p50: number; p99: number; failed:
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const ctx: FaultContext = {
-  containers,
-  replicas,
-  log: () => {},
-  outages: [],
-  kills: [],
-  recovered: [],
-  readyTimeoutMs: 120_000,
-};
+const ready = { replicas: () => replicasOf(project), readyTimeoutMs: 120_000 };
 const scaled = (replicas: number, env: NodeJS.ProcessEnv) =>
   compose(["up", "-d", "--no-build", ...SERVICES.flatMap((s) => ["--scale", `${s}=${replicas}`])], env);
 let failures = 0;
 for (const replicas of [1, 2]) {
   await scaled(replicas, { ...process.env, RATE_LIMIT_MAX: "1000000" });
-  await waitAllReady(ctx, Date.now());
+  await waitAllReady(ready, Date.now());
   await round(); // warm-up
   const results = [];
   for (let r = 0; r < ROUNDS; r++) results.push(await round());
@@ -87,7 +79,7 @@ for (const replicas of [1, 2]) {
   failures += results.reduce((sum, r) => sum + r.failed, 0);
 }
 await scaled(1, process.env);
-await waitAllReady(ctx, Date.now());
+await waitAllReady(ready, Date.now());
 process.stdout.write(
   `\nflow = challenge + claim + attestation lookup through the proxy; ${REQUESTS} flows per round, ${CONCURRENCY} at a time\n`,
 );

@@ -1,8 +1,12 @@
+// The containers of a compose project, through the Docker Engine API (dockerode on the default socket, or
+// DOCKER_HOST): compose labels every container it creates with its project, service and replica number, so no
+// compose command is needed to find or drive them.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import Docker from "dockerode";
 import { REPO_ROOT } from "../processes";
 
-const run = promisify(execFile);
+export const docker = new Docker();
 
 /** One container of a compose project: its service, replica number and address on the project's network. */
 export interface Replica {
@@ -12,61 +16,63 @@ export interface Replica {
   ip: string;
 }
 
-/** The compose command (COMPOSE_CMD, "docker compose" or "docker-compose") for one project. */
-export function composeOf(project: string) {
-  const [cmd, ...base] = (process.env.COMPOSE_CMD || "docker-compose").split(" ");
-  /** `env`: the environment compose reads the file's variables from. */
-  const compose = async (args: string[], env: NodeJS.ProcessEnv = process.env) =>
-    (await run(cmd!, [...base, "-p", project, ...args], { cwd: REPO_ROOT, env, maxBuffer: 64 << 20 })).stdout;
-  const replicas = () => replicasOf(project);
-  return {
-    compose,
-    replicas,
-    /** Container ids of a service's replicas, stopped ones too, oldest replica first. */
-    async containers(service: string): Promise<string[]> {
-      return (await replicas()).filter((r) => r.service === service).map((r) => r.id);
-    },
-  };
-}
-
-/**
- * Every container of the project (not one-off runs), ordered by service and replica number. Read from the compose
- * labels with two calls of the docker CLI rather than `compose ps`: the readiness poll calls this every 250 ms while
- * services restart, and the Python compose v1 costs a third of a CPU second per call on a 2-core host.
- */
-async function replicasOf(project: string): Promise<Replica[]> {
-  const ids = (
-    await docker(
-      "ps",
-      "-aq",
-      "--filter",
-      `label=com.docker.compose.project=${project}`,
-      "--filter",
-      "label=com.docker.compose.oneoff=False",
-    )
-  )
-    .split("\n")
-    .filter(Boolean);
-  if (ids.length === 0) return [];
-  const format =
-    '{{.Id}} {{index .Config.Labels "com.docker.compose.service"}} {{index .Config.Labels "com.docker.compose.container-number"}} {{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}';
-  return (await docker("inspect", "-f", format, ...ids))
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => {
-      const [id = "", service = "", number = "", ip = ""] = line.trim().split(" ");
-      return { id, service, number: Number(number), ip };
-    })
+/** Every container of the project (not one-off runs), ordered by service and replica number: one API call. */
+export async function replicasOf(project: string): Promise<Replica[]> {
+  const containers = await docker.listContainers({
+    all: true,
+    filters: { label: [`com.docker.compose.project=${project}`, "com.docker.compose.oneoff=False"] },
+  });
+  return containers
+    .map((c) => ({
+      id: c.Id,
+      service: c.Labels["com.docker.compose.service"] ?? "",
+      number: Number(c.Labels["com.docker.compose.container-number"]),
+      ip: Object.values(c.NetworkSettings.Networks).find((n) => n.IPAddress)?.IPAddress ?? "",
+    }))
     .sort((a, b) => a.service.localeCompare(b.service) || a.number - b.number);
 }
 
-export async function docker(...args: string[]): Promise<string> {
-  return (await run("docker", args, { maxBuffer: 64 << 20 })).stdout;
+/** Container ids of a service's replicas, stopped ones too, oldest replica first. */
+export async function containersOf(project: string, service: string): Promise<string[]> {
+  return (await replicasOf(project)).filter((r) => r.service === service).map((r) => r.id);
 }
 
-/** Docker's health status of each container ("healthy", "starting", "unhealthy", or "" without a health check). */
-export async function health(ids: string[]): Promise<string[]> {
-  if (ids.length === 0) return [];
-  const out = await docker("inspect", "-f", "{{if .State.Health}}{{.State.Health.Status}}{{end}}", ...ids);
-  return out.split("\n").slice(0, ids.length);
+/** What a service's first container has logged so far, stdout and stderr as one text. */
+export async function logsOf(project: string, service: string): Promise<string> {
+  const [id] = await containersOf(project, service);
+  if (!id) return "";
+  const container = docker.getContainer(id);
+  const { Config } = await container.inspect();
+  const raw = await container.logs({ stdout: true, stderr: true, follow: false });
+  return Config.Tty ? raw.toString("utf8") : demultiplex(raw);
+}
+
+/**
+ * The Engine API frames a container's output without a TTY: an 8-byte header (stream, 3 zero bytes, the length as
+ * a big-endian uint32) before each chunk. docker-modem's demuxStream does this for streams, not for a buffer.
+ */
+function demultiplex(raw: Buffer): string {
+  const chunks: Buffer[] = [];
+  for (let at = 0; at + 8 <= raw.length; ) {
+    const length = raw.readUInt32BE(at + 4);
+    chunks.push(raw.subarray(at + 8, at + 8 + length));
+    at += 8 + length;
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/**
+ * The compose command itself (COMPOSE_CMD, "docker compose" or "docker-compose") for one project, for what only
+ * compose does: scaling a service up and down. `env`: the environment compose reads the file's variables from.
+ */
+export function composeCli(project: string) {
+  const [cmd, ...base] = (process.env.COMPOSE_CMD || "docker-compose").split(" ");
+  return async (args: string[], env: NodeJS.ProcessEnv = process.env) =>
+    (
+      await promisify(execFile)(cmd!, [...base, "-p", project, ...args], {
+        cwd: REPO_ROOT,
+        env,
+        maxBuffer: 64 << 20,
+      })
+    ).stdout;
 }

@@ -1,7 +1,10 @@
-// The faults of the compose test, each followed by a wait until every replica of every service answers /readyz
-// 200 again (bounded). Outages (NATS paused, Postgres restarting) are declared as windows in which 503 is allowed;
-// each replica kill is recorded with the moments before and after `docker kill`, so that a 502 for a request in
-// flight to the killed process (the proxy cannot resend a POST it already passed on) is told apart from any other.
+// The faults of the compose test and the one way they are run (`underFault`): the scene set (untimed), the fault put
+// in effect, what must also hold while it lasts checked, the fault lifted, then a wait until every replica of every
+// service answers /readyz 200 again (bounded), timed from the moment the fault began.
+// A fault declared an outage excuses 503s from its start until recovery; each replica kill is recorded with the
+// moments before and after the kill, so that a 502 for a request in flight to the killed process (the proxy cannot
+// resend a POST it already passed on) is told apart from any other.
+import { setTimeout as sleep } from "node:timers/promises";
 import { docker, type Replica } from "./docker";
 import type { Kill, Window } from "./invariants";
 
@@ -12,16 +15,69 @@ export const SERVICE_PORTS: Record<string, number> = {
   "chain-indexer": 8083,
   "payment-gateway": 4021,
 };
+export const SERVICES = Object.keys(SERVICE_PORTS);
 
-export interface FaultContext {
-  containers(service: string): Promise<string[]>;
+/** What the faults act on, and what they leave behind for the invariants checked at the end. */
+export interface FaultEnv {
   replicas(): Promise<Replica[]>;
+  containers(service: string): Promise<string[]>;
   log(line: string): void;
   outages: Window[];
   kills: Kill[];
-  recovered: ({ fault: string } & Recovery)[];
-  /** Upper bound of each wait for readiness (the invariant's bound is checked separately). */
+  /** Upper bound of each wait for readiness (each test checks its own, lower bound). */
   readyTimeoutMs: number;
+}
+
+export interface Fault {
+  name: string;
+  /** 503s are expected from its start until every service is ready again. */
+  outage?: boolean;
+  /** Sets the scene; not part of the fault's timing. */
+  prepare?(): Promise<void>;
+  /** Puts the fault in effect; recovery is timed from the moment it is called. */
+  begin(): Promise<void>;
+  /** How long the fault lasts at least; checks run meanwhile, and it lasts until they are done. */
+  holdMs?: number;
+  /** Lifts the fault (starts what was stopped, resumes what was paused). */
+  end(): Promise<void>;
+}
+
+/** A check made while a fault is in effect, e.g. "during this fault an alert fires"; it throws when it fails. */
+export type DuringFault = (fault: Fault) => Promise<void>;
+
+export interface Recovery {
+  fault: string;
+  /** Seconds from the fault's start until every replica of every service answered /readyz 200; undefined past the timeout. */
+  seconds: number | undefined;
+  /** The services still not ready at the poll before, the ones the recovery waited on last. */
+  last: string[];
+}
+
+/**
+ * Runs one fault to its end and the system back to ready. A failed check during the fault is thrown only once the
+ * fault is lifted and every service ready again, so the next fault starts from a recovered system either way.
+ */
+export async function underFault(env: FaultEnv, fault: Fault, during: DuringFault[] = []): Promise<Recovery> {
+  await fault.prepare?.();
+  const since = Date.now();
+  env.log(`fault: ${fault.name}`);
+  let failed: unknown;
+  try {
+    await fault.begin();
+    await Promise.all([sleep(fault.holdMs ?? 0), ...during.map((check) => check(fault))]);
+  } catch (error) {
+    failed = error;
+  } finally {
+    await fault.end();
+  }
+  const recovery = { fault: fault.name, ...(await waitAllReady(env, since)) };
+  if (fault.outage) env.outages.push({ name: fault.name, from: since, to: Date.now() + 1_000 });
+  const { seconds, last } = recovery;
+  env.log(
+    `fault: ${fault.name}: ${seconds === undefined ? "NOT ready in time" : `all ready after ${seconds.toFixed(1)} s`}${last.length > 0 ? ` (waiting on ${last.join(", ")} last)` : ""}`,
+  );
+  if (failed) throw failed;
+  return recovery;
 }
 
 async function replicaReady(replica: Replica): Promise<boolean> {
@@ -36,60 +92,47 @@ async function replicaReady(replica: Replica): Promise<boolean> {
   }
 }
 
-export interface Recovery {
-  /** Seconds from `since` until every replica of every service answered /readyz 200; undefined past the timeout. */
-  seconds: number | undefined;
-  /** The services still not ready at the poll before, the ones the recovery waited on last. */
-  last: string[];
-}
-
 /** Polls every 250 ms until each service has replicas and all of them answer /readyz 200. */
-export async function waitAllReady(ctx: FaultContext, since: number): Promise<Recovery> {
+export async function waitAllReady(
+  env: Pick<FaultEnv, "replicas" | "readyTimeoutMs">,
+  since: number,
+): Promise<Omit<Recovery, "fault">> {
   let waitingOn: string[] = [];
-  while (Date.now() - since < ctx.readyTimeoutMs) {
-    const replicas = (await ctx.replicas()).filter((r) => r.service in SERVICE_PORTS);
+  while (Date.now() - since < env.readyTimeoutMs) {
+    const replicas = (await env.replicas()).filter((r) => r.service in SERVICE_PORTS);
     const ready = await Promise.all(replicas.map(replicaReady));
-    const notReady = Object.keys(SERVICE_PORTS).filter((service) => {
+    const notReady = SERVICES.filter((service) => {
       const own = ready.filter((_, i) => replicas[i]!.service === service);
       return own.length === 0 || own.includes(false);
     });
     if (notReady.length === 0) return { seconds: (Date.now() - since) / 1000, last: waitingOn };
     waitingOn = notReady;
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
   return { seconds: undefined, last: waitingOn };
 }
 
-async function settle(ctx: FaultContext, fault: string, since: number, outage?: string): Promise<void> {
-  const { seconds, last } = await waitAllReady(ctx, since);
-  ctx.recovered.push({ fault, seconds, last });
-  if (outage) ctx.outages.push({ name: outage, from: since, to: Date.now() + 1_000 });
-  ctx.log(
-    `fault: ${fault}: ${seconds === undefined ? "NOT ready in time" : `all ready after ${seconds.toFixed(1)} s`}${last.length > 0 ? ` (waiting on ${last.join(", ")} last)` : ""}`,
-  );
+/** SIGKILL, recorded as a kill of the service between the moments before and after the call. */
+async function kill(env: FaultEnv, service: string, id: string): Promise<void> {
+  const from = Date.now();
+  await docker.getContainer(id).kill();
+  env.kills.push({ name: service, from, to: Date.now() });
 }
 
 /**
- * `docker kill` counts as a manual stop, which the restart policy leaves alone: callers start the container again at
- * once, as an orchestrator would.
+ * One replica (the first) of a service killed, and started again at once as an orchestrator would: a kill counts
+ * as a manual stop, which the restart policy leaves alone.
  */
-async function kill(ctx: FaultContext, service: string, id: string): Promise<void> {
-  const from = Date.now();
-  await docker("kill", id);
-  ctx.kills.push({ name: service, from, to: Date.now() });
-}
-
-/** docker kill of one replica (the first) of each service, one service at a time. */
-export async function killOneReplicaEach(ctx: FaultContext): Promise<void> {
-  for (const service of Object.keys(SERVICE_PORTS)) {
-    const [first] = await ctx.containers(service);
-    if (!first) continue;
-    const since = Date.now();
-    ctx.log(`fault: docker kill one ${service} replica`);
-    await kill(ctx, service, first);
-    await docker("start", first);
-    await settle(ctx, `kill ${service}`, since);
-  }
+export function replicaKilled(env: FaultEnv, service: string): Fault {
+  let id = "";
+  return {
+    name: `kill ${service}`,
+    prepare: async () => {
+      [id = ""] = await env.containers(service);
+    },
+    begin: () => kill(env, service, id),
+    end: () => docker.getContainer(id).start(),
+  };
 }
 
 /**
@@ -97,46 +140,66 @@ export async function killOneReplicaEach(ctx: FaultContext): Promise<void> {
  * replica started and killed as soon as its cursor has moved into the backlog (the test runs the indexer with a
  * small BLOCK_RANGE, so the backlog takes several commits), then all started again. Logs where the cursor was.
  */
-export async function killIndexerDuringBackfill(
-  ctx: FaultContext,
+export function indexerKilledDuringBackfill(
+  env: FaultEnv,
   backlog: () => Promise<void>,
   chain: { cursor(): Promise<bigint>; head(): Promise<bigint> },
-): Promise<void> {
-  const ids = await ctx.containers("chain-indexer");
-  ctx.log("fault: chain-indexer stopped while blocks are written (backlog)");
-  await docker("stop", "-t", "10", ...ids);
-  const stoppedAt = await chain.cursor();
-  await backlog();
-  const target = await chain.head();
-  await docker("start", ids[0]!);
-  let at = stoppedAt;
-  for (const until = Date.now() + 60_000; at === stoppedAt && Date.now() < until; ) {
-    await new Promise((r) => setTimeout(r, 50));
-    at = await chain.cursor().catch(() => stoppedAt);
-  }
-  // The fault is the kill: recovery is timed from it, not from the start that had to come first.
-  const since = Date.now();
-  await kill(ctx, "chain-indexer", ids[0]!);
-  const killedAt = await chain.cursor();
-  ctx.log(
-    `fault: docker kill the chain-indexer during its backfill: cursor ${killedAt} of ${stoppedAt}→${target}${killedAt >= target ? " (backfill already done: not mid-backfill)" : ""}`,
-  );
-  await docker("start", ...ids);
-  await settle(ctx, "kill chain-indexer during backfill", since);
+): Fault {
+  let ids: string[] = [];
+  let stoppedAt = -1n;
+  let target = -1n;
+  return {
+    name: "kill chain-indexer during backfill",
+    prepare: async () => {
+      ids = await env.containers("chain-indexer");
+      env.log("fault: chain-indexer stopped while blocks are written (backlog)");
+      await Promise.all(ids.map((id) => docker.getContainer(id).stop({ t: 10 })));
+      stoppedAt = await chain.cursor();
+      await backlog();
+      target = await chain.head();
+      await docker.getContainer(ids[0]!).start();
+      let at = stoppedAt;
+      for (const until = Date.now() + 60_000; at === stoppedAt && Date.now() < until; ) {
+        await sleep(50);
+        at = await chain.cursor().catch(() => stoppedAt);
+      }
+    },
+    begin: async () => {
+      await kill(env, "chain-indexer", ids[0]!);
+      const killedAt = await chain.cursor();
+      env.log(
+        `fault: the chain-indexer killed at cursor ${killedAt} of ${stoppedAt}→${target}${killedAt >= target ? " (backfill already done: not mid-backfill)" : ""}`,
+      );
+    },
+    end: async () => {
+      await Promise.all(ids.map((id) => docker.getContainer(id).start()));
+    },
+  };
 }
 
-export async function pauseNats(ctx: FaultContext, natsId: string, ms: number): Promise<void> {
-  const since = Date.now();
-  ctx.log(`fault: NATS paused for ${ms / 1000} s`);
-  await docker("pause", natsId);
-  await new Promise((r) => setTimeout(r, ms));
-  await docker("unpause", natsId);
-  await settle(ctx, `NATS paused ${ms / 1000} s`, since, "nats paused");
+export function natsPaused(env: FaultEnv, ms: number): Fault {
+  let id = "";
+  return {
+    name: `NATS paused ${ms / 1000} s`,
+    outage: true,
+    prepare: async () => {
+      [id = ""] = await env.containers("nats");
+    },
+    begin: () => docker.getContainer(id).pause(),
+    holdMs: ms,
+    end: () => docker.getContainer(id).unpause(),
+  };
 }
 
-export async function restartPostgres(ctx: FaultContext, postgresId: string): Promise<void> {
-  const since = Date.now();
-  ctx.log("fault: Postgres restarted");
-  await docker("restart", "-t", "10", postgresId);
-  await settle(ctx, "Postgres restart", since, "postgres restart");
+export function postgresRestarted(env: FaultEnv): Fault {
+  let id = "";
+  return {
+    name: "Postgres restart",
+    outage: true,
+    prepare: async () => {
+      [id = ""] = await env.containers("postgres");
+    },
+    begin: () => docker.getContainer(id).stop({ t: 10 }),
+    end: () => docker.getContainer(id).start(),
+  };
 }

@@ -1,11 +1,25 @@
 // The invariants the compose test checks once the workload and the faults are over and the system has settled.
-// Each returns a row of the table: what it guards, whether it holds, and the figures behind the verdict.
+// Each returns a verdict: which invariant, whether it holds, and the figures behind it.
 import { createPool } from "@humanpass/db";
 import type { Devnet } from "@humanpass/devnet";
 import { jetstreamManager } from "@humanpass/events";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { type Address, type Hex, parseAbiItem } from "viem";
+import { type Address, parseAbiItem } from "viem";
 import type { Response, WorkloadRecord } from "./workload";
+
+/** What each invariant guards, by the name its verdict carries. */
+export const INVARIANTS = {
+  served: "every attestation written on chain is served once (no gap, no duplicate)",
+  revocations: "revocations applied",
+  settledOnce: "every paid 200 has exactly one settlement",
+  noOrphanSettlement: "no payment settled without a 200; balances match",
+  usage: "per-human usage = human-tier 200s, reaching maxUse, never above",
+  publishedOnce: "every outbox event published exactly once",
+  appliedOnce: "every event applied once by each consumer (inbox vs stream)",
+  serverErrors: "no response >= 500 but 503 in an outage, 502 in flight at a kill",
+  traces: "one trace id spans HTTP and NATS across >= 2 services (OTLP endpoint)",
+} as const;
+export type Invariant = keyof typeof INVARIANTS;
 
 export interface Verdict {
   invariant: string;
@@ -72,12 +86,12 @@ export async function attestationsServed(
   }
   return [
     {
-      invariant: "every attestation written on chain is served once (no gap, no duplicate)",
+      invariant: INVARIANTS.served,
       ok: live.length > 0 && missing === 0 && dupes(listed) === 0 && unknown === 0,
       detail: `${live.length} live written, ${listed.length} listed, ${missing} missing, ${dupes(listed)} duplicated, ${unknown} unknown`,
     },
     {
-      invariant: "revocations applied",
+      invariant: INVARIANTS.revocations,
       ok: revoked.length > 0 && stillListed === 0 && notRevoked === 0,
       detail: `${revoked.length} revoked on chain, ${stillListed} still listed, ${notRevoked} not marked revoked`,
     },
@@ -134,17 +148,17 @@ export async function payments(options: {
   const over = used.filter((n) => n > options.maxUse).length;
   return [
     {
-      invariant: "every paid 200 has exactly one settlement",
+      invariant: INVARIANTS.settledOnce,
       ok: ok200.length > 0 && unsettled === 0 && dupes(txs) === 0,
       detail: `${ok200.length} paid 200s, ${unsettled} without a transfer, ${dupes(txs)} sharing one`,
     },
     {
-      invariant: "no payment settled without a 200; balances match",
+      invariant: INVARIANTS.noOrphanSettlement,
       ok: orphan === 0 && nonOkWithTx === 0 && paidByAgents === received,
       detail: `${settled.size} transfers to the payee, ${orphan} without a 200, ${nonOkWithTx} non-200 with a receipt; agents paid ${paidByAgents}, payee got ${received}`,
     },
     {
-      invariant: "per-human usage = human-tier 200s, reaching maxUse, never above",
+      invariant: INVARIANTS.usage,
       ok: expected.length > 0 && !mismatched && over === 0 && used.every((n) => n === options.maxUse),
       detail: `human-tier 200s per human [${expected.join(", ")}], usage rows grown by [${used.join(", ")}], maxUse ${options.maxUse}`,
     },
@@ -239,12 +253,12 @@ export async function events(databaseUrl: string, nc: NatsConnection): Promise<V
     }
     return [
       {
-        invariant: "every outbox event published exactly once",
+        invariant: INVARIANTS.publishedOnce,
         ok: outbox.length > 0 && unpublished === 0 && notOnce === 0,
         detail: `${outbox.length} outbox rows, ${messages.length} stream messages, ${unpublished} unpublished, ${notOnce} not exactly once on a stream`,
       },
       {
-        invariant: "every event applied once by each consumer (inbox vs stream)",
+        invariant: INVARIANTS.appliedOnce,
         ok: consumerRows.length > 0 && consumerProblems === 0,
         detail: consumerRows.join("; "),
       },
@@ -275,7 +289,7 @@ export function serverErrors(responses: Response[], outages: Window[], kills: Ki
     return [...counts].map(([k, n]) => `${k} ×${n}`).join(", ");
   };
   return {
-    invariant: "no response >= 500 but 503 in an outage, 502 in flight at a kill",
+    invariant: INVARIANTS.serverErrors,
     ok: responses.length > 0 && bad.length === 0,
     detail:
       `${responses.length} responses, ${bad.length} bad${bad.length ? `: ${tally(bad)}` : ""}` +
@@ -283,7 +297,7 @@ export function serverErrors(responses: Response[], outages: Window[], kills: Ki
   };
 }
 
-/** Every service ready again within the bound after each fault. */
+/** Every service ready again within the bound after each fault (undefined seconds: not within the wait). */
 export function recoveries(
   recovered: { fault: string; seconds: number | undefined; last: string[] }[],
   boundSeconds: number,
@@ -300,12 +314,3 @@ export function recoveries(
       .join("; "),
   };
 }
-
-export function printTable(verdicts: Verdict[], out: (line: string) => void): void {
-  const width = Math.max(...verdicts.map((v) => v.invariant.length));
-  out(`${"invariant".padEnd(width)}  verdict  figures`);
-  out(`${"-".repeat(width)}  -------  -------`);
-  for (const v of verdicts) out(`${v.invariant.padEnd(width)}  ${v.ok ? "holds  " : "FAILS  "}  ${v.detail}`);
-}
-
-export type { Hex };

@@ -1,4 +1,4 @@
-import type { Verdict } from "./invariants";
+import { INVARIANTS, type Verdict } from "./invariants";
 
 interface JaegerTrace {
   traceID: string;
@@ -8,7 +8,7 @@ interface JaegerTrace {
 
 /** One trace id spanning an HTTP request and NATS messaging in at least two services, read from Jaeger's API. */
 export async function traces(jaegerUrl: string): Promise<Verdict> {
-  const invariant = "one trace id spans HTTP and NATS across >= 2 services (OTLP endpoint)";
+  const invariant = INVARIANTS.traces;
   try {
     const services = ((await fetch(`${jaegerUrl}/api/services`).then((r) => r.json())) as { data: string[] })
       .data;

@@ -1,0 +1,104 @@
+// The compose test's hold on the running stack (scripts/compose/test.sh brought it up): its URLs and devnet from the
+// stack file and the devnet's log, the containers through the Engine API, Postgres as the operator, and the
+// record of everything the workload did.
+import { setTimeout as sleep } from "node:timers/promises";
+import { createPool } from "@humanpass/db";
+import { connectDevnet, type Devnet, type DevnetAccount } from "@humanpass/devnet";
+import { type DevnetSummary, devnetSummary } from "../compose-devnet";
+import { readStackFile, type StackFile } from "../stack-file";
+import { containersOf, replicasOf } from "./docker";
+import type { FaultEnv } from "./faults";
+import { attestationsServed } from "./invariants";
+import type { WorkloadRecord } from "./workload";
+
+export interface Harness {
+  stack: StackFile;
+  summary: DevnetSummary;
+  devnet: Devnet;
+  databaseUrl: string;
+  jaegerUrl: string;
+  /** One connection as the operator, for the figures the checks read (usage, the indexer's cursor, outboxes). */
+  pool: ReturnType<typeof createPool>;
+  faults: FaultEnv;
+  record: WorkloadRecord;
+  log(line: string): void;
+}
+
+export async function openHarness(): Promise<Harness> {
+  const env = process.env;
+  const stack = readStackFile();
+  const summary = await devnetSummary();
+  if (!stack || !summary) throw new Error("the compose stack is not up (scripts/compose/test.sh starts it)");
+  const project = env.COMPOSE_PROJECT_NAME || "humanpass";
+  const databaseUrl = `postgres://postgres:${env.POSTGRES_PASSWORD || "humanpass"}@127.0.0.1:${env.POSTGRES_PORT || 55432}/humanpass`;
+  const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+  return {
+    stack,
+    summary,
+    devnet: connectDevnet({
+      rpcUrl: stack.devnetRpcUrl,
+      chainId: summary.chainId,
+      addresses: {
+        schemaRegistry: summary.schemaRegistry,
+        legacySchemaRegistry: summary.legacySchemaRegistry,
+        attestationRegistry: summary.attestationRegistry,
+        usdc: summary.usdc,
+        multicall3: summary.multicall3,
+      } as never,
+      accounts: summary.accounts as DevnetAccount[],
+    }),
+    databaseUrl,
+    jaegerUrl: `http://127.0.0.1:${env.JAEGER_UI_PORT || 16686}`,
+    pool: createPool({ connectionString: databaseUrl, schema: "public", max: 1 }),
+    faults: {
+      replicas: () => replicasOf(project),
+      containers: (service) => containersOf(project, service),
+      log,
+      outages: [],
+      kills: [],
+      readyTimeoutMs: 90_000,
+    },
+    record: { responses: [], attestations: [], claims: [], paid: [] },
+    log,
+  };
+}
+
+/** The payment gateway's usage count per human (empty before its schema exists). */
+export async function humanUsage(h: Harness): Promise<Map<string, number>> {
+  const { rows } = await h.pool
+    .query<{ human_id: string; count: number }>("select human_id, count from payment_gateway.human_usage")
+    .catch(() => ({ rows: [] }));
+  return new Map(rows.map((r) => [r.human_id, r.count]));
+}
+
+/** The last block the chain-indexer committed (-1 before its first). */
+export async function indexerCursor(h: Harness): Promise<bigint> {
+  const { rows } = await h.pool.query<{ block_number: string }>(
+    "select block_number from chain_indexer.cursor",
+  );
+  return BigInt(rows[0]?.block_number ?? -1);
+}
+
+const OUTBOX_SCHEMAS = ["verifier", "chain_indexer", "attestations", "agent_auth", "payment_gateway"];
+
+/**
+ * Waits (bounded) until every outbox is drained and the API serves every attestation the workload wrote: the
+ * consumers have caught up. Returns whether it got there; the invariants are checked either way.
+ */
+export async function settle(h: Harness, attesterDids: string[], timeoutMs: number): Promise<boolean> {
+  const pendingSql = OUTBOX_SCHEMAS.map(
+    (s) => `select count(*) as n from "${s}".outbox where published_at is null`,
+  ).join(" union all ");
+  for (const until = Date.now() + timeoutMs; Date.now() < until; await sleep(1_000)) {
+    const pending = await h.pool
+      .query<{ n: string }>(pendingSql)
+      .then((r) => r.rows.reduce((sum, row) => sum + Number(row.n), 0))
+      .catch(() => -1);
+    if (pending !== 0) continue;
+    const served = await attestationsServed(h.stack.urls["attestations-api"], h.record, attesterDids).catch(
+      () => [],
+    );
+    if (served.length > 0 && served.every((v) => v.ok)) return true;
+  }
+  return false;
+}
