@@ -1,10 +1,10 @@
 # The image of any of the five services, built from the repository root:
 #   docker build --build-arg SERVICE=verifier -t humanpass/verifier .
 # SERVICE: agent-auth, attestations-api, chain-indexer, payment-gateway or verifier.
-# NODE_IMAGE: a Node 20 image with npm; where no registry is reachable, a locally built one
-#   (docker build --build-arg NODE_IMAGE=humanpass-local/node:20 …).
+# NODE_IMAGE: a Node 26 image with npm (the line of .node-version); where no registry is reachable, a locally built
+#   one (docker build --build-arg NODE_IMAGE=humanpass-local/node:26 …).
 # No `# syntax` line on purpose: BuildKit would pull its frontend image, and the classic builder reads this as is.
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:26-bookworm-slim
 
 # The manifests alone (and the staging script), so that the installs below are redone only when a manifest or the
 # lock file changes: the classic builder keys a COPY by the content of what it copies.

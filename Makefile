@@ -4,8 +4,11 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 export DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 export NATS_URL ?= nats://127.0.0.1:4222
+# The Node of .node-version: the machine's own when it is that major line, else the one scripts/ensure-node.sh
+# fetched from the npm registry into .run/node.
+export PATH := $(CURDIR)/.run/node/bin:$(PATH)
 
-.PHONY: help deps infra up down demo test test-unit lint build bench perf-check migrate reindex clean compose-up compose-down test-compose bench-compose
+.PHONY: help node deps infra up down demo test test-unit lint build bench perf-check migrate reindex clean compose-up compose-down test-compose bench-compose
 
 help:
 	@echo "make up       run the whole stack locally with demo data (Ctrl-C or make down to stop)"
@@ -20,7 +23,10 @@ help:
 	@echo "make compose-down  remove the containers (and stop the engine if compose-up started it)"
 	@echo "make test-compose  the stack in containers with 2 replicas each, under faults; prints its invariants"
 
-deps:
+node:
+	@bash scripts/ensure-node.sh
+
+deps: node
 	@bash scripts/ensure-deps.sh
 
 infra: deps
@@ -44,6 +50,7 @@ test: infra build
 	  node scripts/test-summary.mjs .run/vitest.json; exit $$status
 
 up: infra build
+	@echo "node $$(node -v) ($$(command -v node))"
 	@node --enable-source-maps tools/stack/dist/up.js
 
 # Against `make up` when it runs, else against `make compose-up`'s stack.

@@ -1,6 +1,6 @@
 // The second step of `make build`, after `tsc -b` (scripts/build.mjs calls it): each service's process as one esbuild
 // bundle, dist/service.js (and, for the verifier, its worker thread as dist/verification-worker.js), which the
-// images, compose, Kubernetes and `make up` run. Node 20 spends most of a service's start-up resolving and loading
+// images, compose, Kubernetes and `make up` run. Node spends most of a service's start-up resolving and loading
 // about two thousand files of node_modules one by one; one file per process starts in well under half of that
 // (docs/performance.md; why two tools: docs/architecture.md).
 //
@@ -51,6 +51,9 @@ const REVIEWED_MODULE_PATHS = new Map([
 ]);
 
 /** Extra entries besides the service's process: worker threads, named as the sources load them. */
+/** The Node the bundles run on: the line of .node-version, which the images and `make` use. */
+const NODE_TARGET = `node${readFileSync(new URL("../.node-version", import.meta.url), "utf8").trim()}`;
+
 const WORKERS = { verifier: { "verification-worker": "src/verification/verification-worker.ts" } };
 /** Files the bundles load by path, copied beside them. */
 const BESIDE = { verifier: ["src/verification/web-worker-noop.cjs"] };
@@ -201,7 +204,7 @@ function prebundle(dir, outdir, { file, modules }) {
     bundle: true,
     platform: "node",
     format: "cjs",
-    target: "node20",
+    target: NODE_TARGET,
     plugins: [externals(path.resolve(outdir))],
     metafile: true,
     logLevel: "warning",
@@ -219,7 +222,7 @@ export async function bundleService(service) {
     bundle: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: NODE_TARGET,
     // The workspace packages from their sources, as the tests and tsx see them.
     conditions: ["@humanpass/source"],
     sourcemap: "linked",

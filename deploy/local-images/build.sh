@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the local stand-ins for the third-party images docker-compose.yml names, for machines that reach no image
-# registry: a Debian bookworm base from debootstrap, Node 20 (the machine's own binary), PostgreSQL 15, nats-server
+# registry: a Debian bookworm base from debootstrap, the project's Node (.node-version: the one make runs), PostgreSQL 15, nats-server
 # 2.9, nginx and an OTLP receiver. None carries an upstream name: all are humanpass-local/*. Prints the variables
 # that point compose at them (eval "$(deploy/local-images/build.sh)"); progress goes to stderr.
 set -euo pipefail
@@ -24,26 +24,28 @@ if ! exists humanpass-local/debian:bookworm; then
 fi
 
 node_bin="$(readlink -f "$(command -v node)")"
-case "$("$node_bin" -v)" in v20.*) ;; *) echo "local images: the machine's node is $("$node_bin" -v), Node 20 needed" >&2; exit 1 ;; esac
+node_major="$(cut -d. -f1 "$HERE/../../.node-version")"
+case "$("$node_bin" -v)" in "v$node_major".*) ;; *) echo "local images: node is $("$node_bin" -v), Node $node_major needed (make fetches it)" >&2; exit 1 ;; esac
 context="$(mktemp -d)"
 trap 'rm -rf "$context"' EXIT
 cp "$HERE/node/Dockerfile" "$node_bin" "$context/"
-cp -r "$(dirname "$node_bin")/../lib/node_modules/npm" "$context/npm"
+# npm is the machine's own (the npm registry's Node binaries come without it), wherever its package lives.
+cp -r "$(dirname "$(readlink -f "$(command -v npm)")")/.." "$context/npm"
 cp /etc/ssl/certs/ca-certificates.crt "$context/"
 
-build() { # tag, context
+build() { # tag, context, docker build options
   say "building $1 …"
   local out
-  out="$(docker build -t "$1" "$2" 2>&1)" || { echo "$out" | tail -n 30 >&2; return 1; }
+  out="$(docker build -t "$1" "${@:3}" "$2" 2>&1)" || { echo "$out" | tail -n 30 >&2; return 1; }
 }
-build humanpass-local/node:20 "$context"
+build humanpass-local/node:$node_major "$context" --build-arg NODE_MAJOR="$node_major"
 build humanpass-local/postgres:15 "$HERE/postgres"
 build humanpass-local/nats:2.9 "$HERE/nats"
 build humanpass-local/nginx:bookworm "$HERE/proxy"
-build humanpass-local/otlp-receiver:1 "$HERE/otlp-receiver"
+build humanpass-local/otlp-receiver:1 "$HERE/otlp-receiver" --build-arg NODE_IMAGE="humanpass-local/node:$node_major"
 
 cat <<VARS
-export NODE_IMAGE=humanpass-local/node:20
+export NODE_IMAGE=humanpass-local/node:$node_major
 export POSTGRES_IMAGE=humanpass-local/postgres:15
 export NATS_IMAGE=humanpass-local/nats:2.9
 export PROXY_IMAGE=humanpass-local/nginx:bookworm

@@ -8,7 +8,7 @@ COMPOSE_CMD="$(bash scripts/compose/engine.sh compose-cmd)"
 export COMPOSE_CMD COMPOSE_PROJECT_NAME="${COMPOSE_PROJECT_NAME:-humanpass}"
 export HUMANPASS_STACK_FILE="${HUMANPASS_STACK_FILE:-.run/compose-stack.json}"
 UPSTREAM_IMAGES=(postgres:16-alpine nats:2.10-alpine nginx:1.27-alpine otel/opentelemetry-collector:0.113.0
-  jaegertracing/all-in-one:1.62.0 node:20-bookworm-slim)
+  jaegertracing/all-in-one:1.62.0 node:26-bookworm-slim)
 local_images="${LOCAL_IMAGES:-auto}"
 if [ "$local_images" = auto ]; then
   local_images=0

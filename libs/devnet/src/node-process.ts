@@ -1,12 +1,15 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { HARDHAT_CONFIG } from "./paths";
 
 const HARDHAT_CLI = join(
   dirname(createRequire(import.meta.url).resolve("hardhat/package.json")),
   "internal/cli/cli.js",
 );
+/** Where DEVNET_PROF=1 has the node write its CPU profiles: the package's own .run/ (ignored by git). */
+const PROFILES_DIR = fileURLToPath(new URL("../.run/prof", import.meta.url));
 const READY_LINE = /Started HTTP and WebSocket JSON-RPC server at (http:\/\/[^\s/]+:(\d+))\//;
 
 export interface HardhatNode {
@@ -40,7 +43,7 @@ export async function startHardhatNode(options: {
   const child = spawn(
     process.execPath,
     [
-      ...(process.env.DEVNET_PROF ? ["--cpu-prof", "--cpu-prof-dir=/work/main/libs/devnet/.run/prof"] : []),
+      ...(process.env.DEVNET_PROF ? ["--cpu-prof", `--cpu-prof-dir=${PROFILES_DIR}`] : []),
       HARDHAT_CLI,
       "--config",
       HARDHAT_CONFIG,

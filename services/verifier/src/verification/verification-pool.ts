@@ -183,7 +183,10 @@ export function createVerificationPool(options: VerificationPoolOptions): Verifi
         }
       }
     });
-    worker.on("error", (error) => options.onWorkerError?.(error));
+    // What a worker throws reaches "error" as thrown, which need not be an Error.
+    worker.on("error", (error) =>
+      options.onWorkerError?.(error instanceof Error ? error : new Error(String(error))),
+    );
     worker.on("exit", (code) => {
       const error = new Error(`verification worker stopped (exit code ${code})`);
       markFailed(error);
