@@ -13,11 +13,11 @@ describe("service images", () => {
 
   it("the one Dockerfile runs the compiled service with node, unprivileged, on code owned by root", () => {
     const { checked, problems } = imageProblems(REPO_ROOT);
-    expect(checked).toEqual(["Dockerfile"]);
+    expect(checked).toEqual(["Dockerfile", "deploy/devnet/Dockerfile"]);
     expect(problems).toEqual([]);
   });
 
-  it("names each drift: tsx at run time, code owned by node, root user, no health check, a service's own Dockerfile", () => {
+  it("names each drift: tsx at run time, code owned by node, root user, no health check, a service's own Dockerfile, a devnet from sources", () => {
     const root = mkdtempSync(path.join(tmpdir(), "humanpass-images-"));
     copies.push(root);
     const text = readFileSync(repoPath("Dockerfile"), "utf8");
@@ -31,6 +31,16 @@ describe("service images", () => {
     );
     mkdirSync(path.join(root, "services/verifier"), { recursive: true });
     cpSync(repoPath("Dockerfile"), path.join(root, "services/verifier/Dockerfile"));
+    mkdirSync(path.join(root, "deploy/devnet"), { recursive: true });
+    writeFileSync(
+      path.join(root, "deploy/devnet/Dockerfile"),
+      readFileSync(repoPath("deploy/devnet/Dockerfile"), "utf8")
+        .replace(
+          'CMD ["node", "--enable-source-maps", "deploy/devnet/dist/serve.js"]',
+          'CMD ["node", "--import", "tsx", "deploy/devnet/serve.ts"]',
+        )
+        .replace("--chown=root:root", "--chown=node:node"),
+    );
     const { problems } = imageProblems(root);
     expect(problems.map((p) => `${p.where} ${p.path}`)).toEqual([
       "Dockerfile tsx",
@@ -39,6 +49,9 @@ describe("service images", () => {
       "Dockerfile USER",
       "Dockerfile HEALTHCHECK",
       "services/verifier/Dockerfile Dockerfile",
+      "deploy/devnet/Dockerfile tsx",
+      "deploy/devnet/Dockerfile CMD",
+      "deploy/devnet/Dockerfile COPY",
     ]);
   });
 });

@@ -3,11 +3,13 @@ import path from "node:path";
 import type { Problem } from "./problems";
 
 const DOCKERFILE = "Dockerfile";
+const DEVNET_DOCKERFILE = "deploy/devnet/Dockerfile";
 
 /**
  * What the one image recipe of the services (the root Dockerfile, `--build-arg SERVICE=…`) must keep: it runs the
  * compiled code with plain node (no tsx at run time), as an unprivileged user, on code owned by root, with a health
- * check and OCI labels; and no service has a Dockerfile of its own that could drift from it.
+ * check and OCI labels; and no service has a Dockerfile of its own that could drift from it. The devnet's image
+ * (compose's local chain) runs compiled code the same way: plain node, unprivileged, on code owned by root.
  */
 export function imageProblems(root: string): { checked: string[]; problems: Problem[] } {
   const file = path.join(root, DOCKERFILE);
@@ -43,5 +45,28 @@ export function imageProblems(root: string): { checked: string[]; problems: Prob
         `one recipe for every service: use ${DOCKERFILE}`,
       );
   }
-  return { checked: [DOCKERFILE], problems };
+  const devnet = devnetImageProblems(root);
+  return { checked: [DOCKERFILE, ...devnet.checked], problems: [...problems, ...devnet.problems] };
+}
+
+function devnetImageProblems(root: string): { checked: string[]; problems: Problem[] } {
+  const file = path.join(root, DEVNET_DOCKERFILE);
+  if (!existsSync(file)) return { checked: [], problems: [] };
+  const problems: Problem[] = [];
+  const problem = (at: string, message: string) =>
+    problems.push({ where: DEVNET_DOCKERFILE, path: at, message });
+  const text = readFileSync(file, "utf8");
+  const runtime = text.slice(text.lastIndexOf("\nFROM "));
+  if (/\btsx\b/.test(runtime.replace(/^#.*$/gm, "")))
+    problem("tsx", "the runtime stage must not install or run tsx");
+  if (!/^CMD \["node", "--enable-source-maps", "deploy\/devnet\/dist\/[\w-]+\.js"\]$/m.test(runtime))
+    problem(
+      "CMD",
+      'must run the compiled devnet: ["node", "--enable-source-maps", "deploy/devnet/dist/….js"]',
+    );
+  if (!/^COPY --from=build --chown=root:root /m.test(runtime))
+    problem("COPY", "the code must be owned by root:root");
+  const user = /^USER (\S+)$/m.exec(runtime)?.[1];
+  if (!user || /^(root|0)(:|$)/.test(user)) problem("USER", "the devnet must run as an unprivileged user");
+  return { checked: [DEVNET_DOCKERFILE], problems };
 }
