@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { Readable } from "node:stream";
-import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
 import {
   getFacilitatorResponseError,
   type HTTPProcessResult,
@@ -87,6 +87,8 @@ export function fastifyRequestOf(transportContext: unknown): FastifyRequest | un
  * response leaves, replaces the response by the settlement failure when settlement fails, and cancels the
  * verified payment instead when the handler failed (status >= 400 or threw) or the client disconnected before the
  * response, so nothing is charged for it.
+ * Tiers whose payment flow settles before the handler (x402's `upfront`, `extra.paymentFlow`) are settled in
+ * `onRequest`, before the handler runs: the payment stands whatever follows, a disconnect included.
  * Install on the root instance before the routes.
  */
 export async function installPaymentGate(
@@ -130,7 +132,7 @@ export async function installPaymentGate(
         );
         return sendInstructions(reply, { ...result.response, status: 503 }).header("retry-after", "5");
       }
-      return sendInstructions(reply, result.response);
+      return sendInstructions(reply, namingSettlementFailure(result.response));
     }
     if (result.type === "payment-verified") request.x402Payment = { result, context, finished: false };
   });
@@ -143,15 +145,19 @@ export async function installPaymentGate(
     const payment = request.x402Payment;
     if (!payment || payment.finished) return payload;
     payment.finished = true;
-    // A client gone before the response leaves would pay for what it never gets: cancel instead of settling.
+    // A client gone before the response leaves would pay for what it never gets: cancel instead of settling,
+    // unless it already paid before the handler ran (the handler's work is done and paid for).
     const gone = request.raw.destroyed || reply.raw.destroyed || request.raw.socket?.destroyed === true;
+    const settledBefore = payment.result.beforeHandlerSettlement !== undefined;
     if (gone)
       request.log.info(
         { url: request.url },
-        "x402 client disconnected before the paid response; not settled",
+        settledBefore
+          ? "x402 client disconnected before the paid response; settled before the handler"
+          : "x402 client disconnected before the paid response; not settled",
       );
     return requestStore.run(request, () =>
-      reply.statusCode >= 400 || gone
+      reply.statusCode >= 400 || (gone && !settledBefore)
         ? cancel(httpServer, payment, reply, payload)
         : settle(httpServer, payment, reply, payload),
     );
@@ -215,7 +221,7 @@ async function settle(
         },
         "x402 settlement failed; response withheld",
       );
-      return replaceWith(reply, namingSettlementFailure(settled.response, settled.errorReason));
+      return replaceWith(reply, namingSettlementFailure(settled.response));
     }
     const { headers, requirements: _requirements, ...settlement } = settled;
     payment.settlement = settlement;
@@ -273,16 +279,28 @@ function settlementFailedBody(reason: string | undefined): { error: string; reas
     : { error: SETTLEMENT_FAILED };
 }
 
-function namingSettlementFailure(
-  response: HTTPResponseInstructions,
-  reason: string | undefined,
-): HTTPResponseInstructions {
+function namingSettlementFailure(response: HTTPResponseInstructions): HTTPResponseInstructions {
+  const failure = settlementFailureOf(response);
   const body = response.body;
   const empty =
     body === undefined ||
     body === null ||
     (typeof body === "object" && Object.keys(body as object).length === 0);
-  return !response.isHtml && empty ? { ...response, body: settlementFailedBody(reason) } : response;
+  return failure && !response.isHtml && empty
+    ? { ...response, body: settlementFailedBody(failure.errorReason) }
+    : response;
+}
+
+/** The failed settlement a response reports in PAYMENT-RESPONSE, if it reports one. */
+function settlementFailureOf(response: HTTPResponseInstructions): { errorReason?: string } | undefined {
+  const header = headerOf(response.headers, "payment-response");
+  if (!header) return undefined;
+  try {
+    const settlement = decodePaymentResponseHeader(header);
+    return settlement.success ? undefined : settlement;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Swaps the handler's response for an x402 one from inside `onSend`. */
@@ -306,9 +324,7 @@ function sendInstructions(reply: FastifyReply, response: HTTPResponseInstruction
 
 /** The `error` of the PAYMENT-REQUIRED header x402 answers a refused payment with. */
 function refusalOf(response: HTTPResponseInstructions): string | undefined {
-  const header = Object.entries(response.headers).find(
-    ([name]) => name.toLowerCase() === "payment-required",
-  )?.[1];
+  const header = headerOf(response.headers, "payment-required");
   if (!header) return undefined;
   try {
     const error = decodePaymentRequiredHeader(header).error;
@@ -387,7 +403,11 @@ function headerText(reply: FastifyReply, name: string): string | null {
 }
 
 function hasHeader(headers: Record<string, string>, name: string): boolean {
-  return Object.keys(headers).some((key) => key.toLowerCase() === name);
+  return headerOf(headers, name) !== undefined;
+}
+
+function headerOf(headers: Record<string, string>, name: string): string | undefined {
+  return Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1];
 }
 
 function decodePath(path: string): string {

@@ -103,6 +103,12 @@ export const RoutesFile = Type.Object(
   { additionalProperties: false },
 );
 
+/** x402 keys of a tier's `extra` that the gateway decides itself, with the reason a routes file may not set them. */
+const GATEWAY_EXTRA: Record<string, string> = {
+  assetTransferMethod: "tiers are paid with EIP-3009 authorizations only (Permit2 payments are refused)",
+  paymentFlow: "set from the route's method: GET settles after the handler, every other method before it",
+};
+
 export type AssetConfig = Static<typeof Asset>;
 export type TierConfig = Static<typeof Tier>;
 export type PaidRouteConfig = Static<typeof PaidRoute>;
@@ -131,6 +137,10 @@ export function parseRoutesFile(value: unknown, source = "ROUTES_FILE"): RoutesC
             variable: source,
             message: `/routes/${i}/accepts/${j}: a dollar price needs assets["${tier.network}"]`,
           });
+        }
+        for (const [key, why] of Object.entries(GATEWAY_EXTRA)) {
+          if (tier.extra && key in tier.extra)
+            problems.push({ variable: source, message: `/routes/${i}/accepts/${j}/extra/${key}: ${why}` });
         }
       });
     });

@@ -2,14 +2,16 @@
  * Every refusal reason of spec 3's table reaches the paying client in the 402's payment-required `error`,
  * one test each, through real x402 clients; plus the two checks our hook adds (domain, nonce single use).
  */
-import { buildDIDFromAddress, type PoUVerifier } from "@humanpass/human-proof";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { buildDIDFromAddress, createPoUVerifier, type PoUVerifier } from "@humanpass/human-proof";
 import { eventually } from "@humanpass/testing";
 import { type ClientExtension, x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { type Hex, keccak256, toHex } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   agentFetch,
@@ -83,13 +85,14 @@ async function signedPayment(
   url: string,
   choose: (required: PaymentRequired) => PaymentRequirements,
   extension?: ClientExtension,
+  key: Hex = stack.agentKey(PAIRED),
 ): Promise<PaymentPayload> {
   const unpaid = await fetch(url);
   const required = decodePaymentRequiredHeader(unpaid.headers.get("payment-required")!);
   const client = new x402Client(() => choose(required)).setSpendControls({
     allowedAssets: [{ network: stack.network, asset: stack.devnet.addresses.usdc }],
   });
-  registerExactEvmScheme(client, { signer: privateKeyToAccount(stack.agentKey(PAIRED)) });
+  registerExactEvmScheme(client, { signer: privateKeyToAccount(key) });
   if (extension) client.registerExtension(extension);
   return client.createPaymentPayload(required);
 }
@@ -277,6 +280,60 @@ describe("checks beyond Billions' server", () => {
       expect(paymentError(response)).toBe("invalid_payment_payload");
     }
     expect(lookups).toEqual([]);
+  });
+
+  it("invalid_payment_payload: a bogus EIP-3009 signature from a fresh key costs no attestations lookup", async () => {
+    // Every request the gateway sends the attestations-api passes here and is counted.
+    const lookups: string[] = [];
+    const counter = createServer(async (request, response) => {
+      lookups.push(request.url ?? "");
+      const answer = await fetch(`${stack.attestations.url}${request.url}`, {
+        headers: { accept: "application/json" },
+      });
+      response.writeHead(answer.status, {
+        "content-type": answer.headers.get("content-type") ?? "application/json",
+      });
+      response.end(Buffer.from(await answer.arrayBuffer()));
+    });
+    await new Promise<void>((resolve) => counter.listen(0, "127.0.0.1", resolve));
+    const counterUrl = `http://127.0.0.1:${(counter.address() as AddressInfo).port}`;
+    const watched = await stack.startGateway({
+      routes: [demoRoute("/gated", [standardTier(stack.network, "10000"), humanTier(stack.network, "1000")])],
+      verifier: createPoUVerifier({ attestationsApiUrl: counterUrl }),
+    });
+    const url = `${watched.url}/gated`;
+    const freshPayment = (key: Hex) =>
+      signedPayment(url, (required) => required.accepts[1], rawProofExtension(key), key);
+
+    try {
+      // A fresh key with a genuine signature is looked up (and is no one's agent): the counter counts.
+      const genuine = await fetch(url, {
+        headers: {
+          "payment-signature": encodePaymentSignatureHeader(await freshPayment(generatePrivateKey())),
+        },
+      });
+      expect(paymentError(genuine)).toBe("not_registered");
+      expect(lookups.length).toBeGreaterThan(0);
+      lookups.length = 0;
+
+      for (let i = 0; i < 10; i++) {
+        const payment = await freshPayment(generatePrivateKey());
+        const payload = payment.payload as { signature: Hex };
+        // Half sign with yet another fresh key, half carry the payer's signature with one byte changed.
+        payload.signature =
+          i % 2 === 0
+            ? ((await freshPayment(generatePrivateKey())).payload as { signature: Hex }).signature
+            : (`${payload.signature.slice(0, 10)}${payload.signature[10] === "0" ? "1" : "0"}${payload.signature.slice(11)}` as Hex);
+        const response = await fetch(url, {
+          headers: { "payment-signature": encodePaymentSignatureHeader(payment) },
+        });
+        expect(response.status).toBe(402);
+        expect(paymentError(response)).toBe("invalid_payment_payload");
+      }
+      expect(lookups).toEqual([]);
+    } finally {
+      await new Promise((resolve) => counter.close(resolve));
+    }
   });
 
   it("unknown_or_expired_nonce: a captured payment with its proof is refused when replayed", async () => {

@@ -91,7 +91,9 @@ export function createPaymentServer(options: PaymentServerOptions): x402HTTPReso
     onEvent: rememberVerifiedHuman,
   });
   registerPaymentEventHooks(server, events, humanIdOf);
-  server.onAfterVerify(reserveAuthorization(options.reservations, options.logger));
+  const reservation = reserveAuthorization(options.reservations, options.logger);
+  server.onAfterVerify(reservation.afterVerify);
+  server.onBeforeSettle(reservation.beforeSettle);
 
   return new x402HTTPResourceServer(
     server,
@@ -107,6 +109,18 @@ function priceIn(asset: AssetConfig, dollars: string) {
   };
 }
 
+/**
+ * The methods whose handler changes nothing: paid after the handler, so a client that is gone before the
+ * response pays nothing. Every other route settles before its handler (x402's `upfront` flow): whatever it does
+ * upstream is paid for, even when the client hangs up or the upstream fails.
+ */
+const SAFE_METHODS = new Set(["GET"]);
+
+/** x402's payment flow for a route's tiers (`extra.paymentFlow`); the default `authorization` is left implicit. */
+function paymentFlowOf(route: Pick<PaidRouteConfig, "method">): { paymentFlow?: "upfront" } {
+  return SAFE_METHODS.has(route.method) ? {} : { paymentFlow: "upfront" };
+}
+
 export function buildRoutesConfig(
   routesFile: RoutesConfigFile,
   payTo: string,
@@ -115,7 +129,7 @@ export function buildRoutesConfig(
   const routes: Record<string, RouteConfig> = {};
   for (const route of routesFile.routes) {
     const accepts = route.accepts.map((tier) => {
-      const extra: Record<string, unknown> = { ...tier.extra };
+      const extra: Record<string, unknown> = { ...tier.extra, ...paymentFlowOf(route) };
       const required = requiredAttestationsOf(tier).map((id) =>
         id === OWNERSHIP_PLACEHOLDER ? ownershipSchema : id,
       );

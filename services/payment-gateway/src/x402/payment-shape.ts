@@ -1,4 +1,7 @@
 import type { BeforeVerifyHook } from "@x402/core/server";
+import type { PaymentRequirements } from "@x402/core/types";
+import { isPermit2Payload } from "@x402/evm";
+import { type Authorization, signedByPayer } from "./authorization-signature";
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const UINT = /^[0-9]{1,78}$/;
@@ -8,28 +11,38 @@ const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
 /** The reason a payment whose EIP-3009 authorization cannot pay the chosen tier is refused with. */
 export const MALFORMED_PAYMENT = "invalid_payment_payload";
 
-type Authorization = {
-  from?: unknown;
-  to?: unknown;
-  value?: unknown;
-  validAfter?: unknown;
-  validBefore?: unknown;
-  nonce?: unknown;
-};
+/** The reason a payment of a kind no tier offers (Permit2) is refused with: x402's own code for it. */
+export const UNOFFERED_PAYMENT = "unsupported_payload_type";
 
 /**
- * Refuses, before anything costly (the human lookup, the facilitator), an `exact` EVM payment whose EIP-3009
- * authorization is malformed or cannot pay the tier: wrong recipient or amount, or already past `validBefore`.
- * Permit2 payloads are left to the facilitator. Registered ahead of the human-proof hook.
+ * Refuses, before anything costly (the human lookup, the facilitator), an `exact` EVM payment that cannot pay
+ * the chosen tier: a Permit2 payload (every tier offers EIP-3009 only, and x402's facilitator would take the
+ * payload's own word for its kind), an EIP-3009 authorization that is malformed, pays the wrong recipient or
+ * amount, is past `validBefore`, or whose signature is not the payer's. Registered ahead of the human-proof hook.
  */
 export const refuseMalformedPayment: BeforeVerifyHook = async ({ paymentPayload, requirements }) => {
-  const payload = paymentPayload.payload as
-    | { authorization?: Authorization; signature?: unknown }
-    | undefined;
   if (requirements.scheme !== "exact" || !requirements.network.startsWith("eip155:")) return;
-  if (payload && "permit2Authorization" in payload) return;
+  const payload = paymentPayload.payload as
+    | { authorization?: Record<string, unknown>; signature?: unknown }
+    | undefined;
+  if (typeof payload === "object" && payload !== null && isPermit2Payload(payload as never))
+    return { abort: true, reason: UNOFFERED_PAYMENT };
   const a = payload?.authorization;
-  const wellFormed =
+  const signature = payload?.signature;
+  if (!isAuthorization(a) || typeof signature !== "string" || !SIGNATURE.test(signature))
+    return { abort: true, reason: MALFORMED_PAYMENT };
+  const paysTier =
+    a.to.toLowerCase() === requirements.payTo.toLowerCase() &&
+    a.value === requirements.amount &&
+    BigInt(a.validBefore) > BigInt(Math.floor(Date.now() / 1000));
+  if (!paysTier) return { abort: true, reason: MALFORMED_PAYMENT };
+  return (await signedByPayer(a, signature, requirements as PaymentRequirements))
+    ? undefined
+    : { abort: true, reason: MALFORMED_PAYMENT };
+};
+
+function isAuthorization(a: Record<string, unknown> | undefined): a is Authorization {
+  return (
     a !== undefined &&
     typeof a.from === "string" &&
     ADDRESS.test(a.from) &&
@@ -37,13 +50,6 @@ export const refuseMalformedPayment: BeforeVerifyHook = async ({ paymentPayload,
     ADDRESS.test(a.to) &&
     [a.value, a.validAfter, a.validBefore].every((v) => typeof v === "string" && UINT.test(v)) &&
     typeof a.nonce === "string" &&
-    NONCE.test(a.nonce) &&
-    typeof payload?.signature === "string" &&
-    SIGNATURE.test(payload.signature);
-  if (!wellFormed) return { abort: true, reason: MALFORMED_PAYMENT };
-  const paysTier =
-    (a.to as string).toLowerCase() === requirements.payTo.toLowerCase() &&
-    a.value === requirements.amount &&
-    BigInt(a.validBefore as string) > BigInt(Math.floor(Date.now() / 1000));
-  return paysTier ? undefined : { abort: true, reason: MALFORMED_PAYMENT };
-};
+    NONCE.test(a.nonce)
+  );
+}

@@ -1,21 +1,30 @@
 import type { Logger } from "@humanpass/telemetry";
-import type { AfterVerifyHook } from "@x402/core/server";
+import type { AfterVerifyHook, BeforeSettleHook } from "@x402/core/server";
+import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import type { PaymentReservations } from "../db/payment-reservations";
 
 /** The reason a second copy of a payment already being served is refused with. */
 export const DUPLICATE_PAYMENT = "duplicate_payment";
 
 type Eip3009Payload = { authorization?: { from?: string; nonce?: string; validBefore?: string } };
+type Refusal = { abort: true; reason: string };
 
 /**
- * After the facilitator found the payment valid and before the handler runs: claims its EIP-3009 authorization
- * (token, payer, nonce) in one statement, so concurrent copies of one payment run the handler (and its upstream)
- * once; the others are refused with `duplicate_payment` and x402 cancels them (quota given back). A store that
- * cannot be asked refuses too: the handler must not run unclaimed.
+ * Claims each EIP-3009 authorization (token, payer, nonce) in one statement before the handler runs, so
+ * concurrent copies of one payment run the handler (and its upstream) once; the others are refused with
+ * `duplicate_payment`. A store that cannot be asked refuses too: the handler must not run unclaimed.
+ * `afterVerify`: once the facilitator found the payment valid (x402 cancels the copies, quota given back).
+ * `beforeSettle`: on routes that settle before the handler, where x402 asks the facilitator nothing before
+ * settling; the signature was checked locally before (`refuseMalformedPayment`), so a forgery claims nothing.
  */
-export function reserveAuthorization(reservations: PaymentReservations, logger: Logger): AfterVerifyHook {
-  return async ({ result, paymentPayload, requirements }) => {
-    if (!result.isValid) return;
+export function reserveAuthorization(
+  reservations: PaymentReservations,
+  logger: Logger,
+): { afterVerify: AfterVerifyHook; beforeSettle: BeforeSettleHook } {
+  async function claim(
+    paymentPayload: Pick<PaymentPayload, "payload">,
+    requirements: Pick<PaymentRequirements, "network" | "asset">,
+  ): Promise<Refusal | undefined> {
     const { authorization } = (paymentPayload.payload ?? {}) as Eip3009Payload;
     if (!authorization?.from || !authorization.nonce || !authorization.validBefore) return;
     try {
@@ -31,5 +40,14 @@ export function reserveAuthorization(reservations: PaymentReservations, logger: 
       logger.error({ err: (error as Error).message }, "payment reservation failed; payment refused");
       return { abort: true, reason: "payment_unavailable" };
     }
+  }
+
+  return {
+    async afterVerify({ result, paymentPayload, requirements }) {
+      if (result.isValid) return claim(paymentPayload, requirements);
+    },
+    async beforeSettle({ phase, paymentPayload, requirements }) {
+      if (phase === "before-handler") return claim(paymentPayload, requirements);
+    },
   };
 }
