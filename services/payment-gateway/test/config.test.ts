@@ -188,6 +188,49 @@ describe("routes file", () => {
       "cannot read /nonexistent/routes.json",
     );
   });
+
+  it("refuses a tier that picks its own asset transfer method or payment flow", () => {
+    const tier = (extra: Record<string, unknown>) => ({
+      routes: [
+        {
+          path: "/x",
+          description: "",
+          mimeType: "text/plain",
+          accepts: [{ scheme: "exact", price: { amount: "1", asset: EVM_ADDRESS }, network: NETWORK, extra }],
+        },
+      ],
+    });
+    expect(problemsOf(() => parseRoutesFile(tier({ assetTransferMethod: "permit2" })))[0].message).toBe(
+      "/routes/0/accepts/0/extra/assetTransferMethod: tiers are paid with EIP-3009 authorizations only (Permit2 payments are refused)",
+    );
+    expect(problemsOf(() => parseRoutesFile(tier({ paymentFlow: "authorization" })))[0].message).toContain(
+      "/routes/0/accepts/0/extra/paymentFlow: set from the route's method",
+    );
+  });
+
+  it("settles routes with side effects before their handler, GET routes after it", () => {
+    const route = (method: string) => ({
+      method,
+      path: "/orders",
+      description: "orders",
+      mimeType: "application/json",
+      accepts: [{ scheme: "exact", price: { amount: "1", asset: EVM_ADDRESS }, network: NETWORK }],
+    });
+    const file = parseRoutesFile({ routes: ["GET", "POST", "PUT", "PATCH", "DELETE"].map(route) });
+    const routes = buildRoutesConfig(file, EVM_ADDRESS, "0x01") as Record<
+      string,
+      { accepts: Array<{ extra: Record<string, unknown> }> }
+    >;
+    expect(
+      Object.fromEntries(Object.entries(routes).map(([key, r]) => [key, r.accepts[0].extra.paymentFlow])),
+    ).toEqual({
+      "GET /orders": undefined,
+      "POST /orders": "upfront",
+      "PUT /orders": "upfront",
+      "PATCH /orders": "upfront",
+      "DELETE /orders": "upfront",
+    });
+  });
 });
 
 describe("start-up", () => {

@@ -1,20 +1,24 @@
 /**
  * A client that hangs up while its paid request is being served: on a route with side effects (POST, PUT,
  * PATCH, DELETE) the upstream ran, so the payment stands; on a GET nothing happened, so nothing is charged.
+ * A route with side effects is paid before its upstream sees the request, so a failing upstream is paid too.
  */
 import type { IncomingMessage } from "node:http";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { eventually } from "@humanpass/testing";
 import { x402Client } from "@x402/core/client";
+import { decodePaymentResponseHeader } from "@x402/core/http";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
-import type { Address } from "viem";
+import type { Address, Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { demoRoute, type Gateway, type Stack, standardTier, startStack } from "./support/stack";
+import { humanTierOnlyFetch } from "./support/agents";
+import { demoRoute, type Gateway, humanTier, type Stack, standardTier, startStack } from "./support/stack";
 
 const PRICE = 10_000n;
+const HUMAN_PRICE = 1_000n;
 
 let stack: Stack;
 let gateway: Gateway;
@@ -36,6 +40,10 @@ beforeAll(async () => {
   stack = await startStack("pg_disconnects");
   upstream = createServer((request, response) => {
     upstreamRequests.push(`${request.method} ${request.url}`);
+    if (request.url === "/broken") {
+      response.writeHead(503, { "content-type": "application/json" }).end('{"error":"down"}');
+      return;
+    }
     upstreamReached.resolve();
     void upstreamRelease.promise.then(() =>
       response.writeHead(200, { "content-type": "application/json" }).end('{"done":true}'),
@@ -49,7 +57,15 @@ beforeAll(async () => {
     upstream: { url: `${upstreamUrl}${path}` },
   });
   gateway = await stack.startGateway({
-    routes: [proxied("POST", "/orders"), proxied("DELETE", "/orders"), proxied("GET", "/orders")],
+    routes: [
+      proxied("POST", "/orders"),
+      proxied("DELETE", "/orders"),
+      proxied("GET", "/orders"),
+      {
+        ...proxied("POST", "/broken"),
+        accepts: [humanTier(stack.network, HUMAN_PRICE.toString(), { maxUse: 2, scope: "broken" })],
+      },
+    ],
   });
   // The gateway's side of the paid request's connection: the test waits until the gateway has seen the hang-up.
   gateway.app.server.on("request", (request: IncomingMessage) => {
@@ -139,5 +155,35 @@ describe("a client that hangs up during a paid request", () => {
     expect(outcome.type).toBe("payment_failed");
     expect(outcome.data).toMatchObject({ stage: "handler" });
     expect(await stack.usdcBalance(payer)).toBe(before);
+  });
+});
+
+describe("a paid POST whose upstream fails", () => {
+  it("is charged, says so in PAYMENT-RESPONSE, and gives the human's use back", async () => {
+    const key = stack.agentKey(4);
+    const payer = privateKeyToAccount(key).address;
+    await stack.attestations.pairAgent(
+      payer,
+      privateKeyToAccount(`0x${"44".repeat(32)}` as Hex).address,
+      "4004",
+    );
+    const before = await stack.usdcBalance(payer);
+
+    const response = await humanTierOnlyFetch(key, {
+      network: stack.network,
+      usdc: stack.devnet.addresses.usdc,
+    })(`${gateway.url}/broken`, {
+      method: "POST",
+      body: "{}",
+      headers: { "content-type": "application/json" },
+    });
+
+    expect(response.status).toBe(503);
+    expect(decodePaymentResponseHeader(response.headers.get("payment-response") as string)).toMatchObject({
+      success: true,
+      payer,
+    });
+    expect(await stack.usdcBalance(payer)).toBe(before - HUMAN_PRICE);
+    expect(await stack.storage.count("4004", "broken")).toBe(0);
   });
 });
