@@ -37,7 +37,7 @@ function signal() {
 }
 let slowStarted = signal();
 
-function route(): RouteConfig {
+function route(paymentFlow?: "upfront"): RouteConfig {
   return {
     description: "test resource",
     mimeType: "application/json",
@@ -50,6 +50,7 @@ function route(): RouteConfig {
         asset: devnet.addresses.usdc,
         extra: { name: "USD Coin", version: "2" },
       },
+      ...(paymentFlow ? { extra: { paymentFlow } } : {}),
     },
   };
 }
@@ -104,6 +105,7 @@ beforeAll(async () => {
     "GET /throws": route(),
     "GET /drains": route(),
     "GET /slow": route(),
+    "POST /slow": route("upfront"),
     "GET /undecided": route(),
   });
 
@@ -139,11 +141,13 @@ beforeAll(async () => {
     await devnet.client.waitForTransactionReceipt({ hash });
     return { content: "must never reach the payer" };
   });
-  app.get("/slow", async () => {
+  const slow = async () => {
     slowStarted.resolve();
     await new Promise((resolve) => setTimeout(resolve, 300));
     return { content: "too late" };
-  });
+  };
+  app.get("/slow", slow);
+  app.post("/slow", slow);
   app.get("/undecided", async () => {
     handlerRuns.paid++;
     return { content: "must not be served undecided" };
@@ -325,6 +329,33 @@ describe("paid requests", () => {
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(events).toEqual(["canceled:handler_failed"]);
     expect(await usdcBalance(payer.address)).toBe(before);
+  });
+
+  it("on a route that settles before the handler are charged when the client disconnects, and nothing is canceled", async () => {
+    const payer = devnet.accounts[4];
+    const before = await usdcBalance(payer.address);
+    slowStarted = signal();
+    const abort = new AbortController();
+    const hangingUp = (input: string | URL | Request, init?: RequestInit) => {
+      const request = new Request(input, init);
+      if (!request.headers.get("payment-signature")) return fetch(request);
+      void slowStarted.promise.then(() => abort.abort());
+      return fetch(request, { signal: abort.signal });
+    };
+    const client = new x402Client().setSpendControls({
+      allowedAssets: [{ network, asset: devnet.addresses.usdc }],
+    });
+    registerClientScheme(client, { signer: privateKeyToAccount(payer.privateKey) });
+
+    await expect(
+      wrapFetchWithPayment(hangingUp, client)(`${baseUrl}/slow`, { method: "POST" }),
+    ).rejects.toThrow();
+
+    // Settled before the handler started, so before the client could hang up.
+    expect(events).toEqual(["settled:/slow"]);
+    expect(await usdcBalance(payer.address)).toBe(before - PRICE);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(events).toEqual(["settled:/slow"]);
   });
 
   it("whose settlement fails are logged with the reason, never the authorization or its signature", async () => {
