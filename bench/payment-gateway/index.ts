@@ -2,10 +2,10 @@
 // attestations-api's main.ts run as child processes on one fresh Postgres database with their streams on NATS; the
 // API's read model holds one ownership record and one nullifier per agent.
 // Payment headers are built before the clock starts (x402 client, EIP-3009 signature, and for the human tier a
-// signed human proof with its own nonce), so the figures are the gateway's: the standard tier (the local EIP-3009
-// signature check, x402 verify and settle against the mock facilitator, the payment_settled event) and the human
-// tier (the same plus the proof's signature recovery, the attestations-API lookup, the nonce, the per-human counter
-// and the human_verified event).
+// signed human proof with its own nonce), so the figures are the gateway's: the standard tier (x402 verify and
+// settle against the mock facilitator, the payment_settled event) and the human tier (the same plus the local
+// check of the EIP-3009 signature, the proof's signature recovery, the attestations-API lookup, the nonce, the
+// per-human counter and the human_verified event).
 // Both tiers are measured in the same run at the same concurrency, in alternating rounds (standard, human, human,
 // standard, …) after a warm-up of both, so drift on a shared machine (other processes, the outbox relay catching
 // up) falls on both alike.

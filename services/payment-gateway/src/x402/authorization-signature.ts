@@ -1,22 +1,39 @@
+import type { BeforeVerifyHook } from "@x402/core/server";
 import type { PaymentRequirements } from "@x402/core/types";
 import { authorizationTypes } from "@x402/evm";
 import { type Hex, isAddressEqual, recoverTypedDataAddress } from "viem";
-/** An EIP-3009 `transferWithAuthorization` as x402's `exact` payload carries it. */
-export type Authorization = {
-  from: string;
-  to: string;
-  value: string;
-  validAfter: string;
-  validBefore: string;
-  nonce: string;
-};
+import { type Authorization, MALFORMED_PAYMENT } from "./payment-shape";
 
 const CHAIN_ID = /^eip155:([0-9]{1,15})$/;
 
 /**
+ * On tiers that look the agent's human up (`extra.requiredAttestations`): refuses an EIP-3009 authorization that
+ * its payer did not sign before that lookup, so a forgery from a fresh key costs no registry request. Registered
+ * after `refuseMalformedPayment` (which leaves only well-formed authorizations) and before the human-proof hook.
+ * Other tiers leave the signature to the facilitator, which checks it before settling anything.
+ */
+export const refuseForgedAuthorizationBeforeLookup: BeforeVerifyHook = async ({
+  paymentPayload,
+  requirements,
+}) => {
+  const required = (requirements.extra as { requiredAttestations?: unknown } | undefined)
+    ?.requiredAttestations;
+  if (!Array.isArray(required) || required.length === 0) return;
+  const { authorization, signature } = (paymentPayload.payload ?? {}) as {
+    authorization?: Authorization;
+    signature?: unknown;
+  };
+  const signed =
+    authorization !== undefined &&
+    typeof signature === "string" &&
+    (await signedByPayer(authorization, signature, requirements));
+  return signed ? undefined : { abort: true, reason: MALFORMED_PAYMENT };
+};
+
+/**
  * Whether the EIP-3009 authorization carries its payer's own signature over the tier's token domain, checked
- * locally (no RPC), so that a forgery costs neither a registry lookup nor a facilitator call. A signature that
- * only a contract wallet could vouch for (EIP-1271) does not pass: the gateway takes 65-byte ECDSA signatures only.
+ * locally (no RPC). A signature that only a contract wallet could vouch for (EIP-1271) does not pass; the payer of
+ * a human tier is the proof's signer, a key, unless the route lets the payer differ.
  * The token's EIP-712 name and version come from the tier, as x402's client signs with them.
  */
 export async function signedByPayer(

@@ -29,6 +29,7 @@ import {
   type RoutesConfigFile,
   type TierConfig,
 } from "../routes-file";
+import { refuseForgedAuthorizationBeforeLookup } from "./authorization-signature";
 import { registerPaymentEventHooks } from "./payment-event-hooks";
 import { refuseMalformedPayment } from "./payment-shape";
 import { humanIdOf, rememberHumanId } from "./request-humans";
@@ -79,8 +80,9 @@ export function createPaymentServer(options: PaymentServerOptions): x402HTTPReso
     server.register(network, scheme);
   }
 
-  // Before the human-proof hook: a payment that cannot pay costs no registry lookup.
+  // Before the human-proof hook: a payment that cannot pay, or that its payer did not sign, costs no registry lookup.
   server.onBeforeVerify(refuseMalformedPayment);
+  server.onBeforeVerify(refuseForgedAuthorizationBeforeLookup);
   configureHumanProofServer(server, {
     verifier,
     storage: options.storage,

@@ -15,7 +15,8 @@ type Refusal = { abort: true; reason: string };
  * `duplicate_payment`. A store that cannot be asked refuses too: the handler must not run unclaimed.
  * `afterVerify`: once the facilitator found the payment valid (x402 cancels the copies, quota given back).
  * `beforeSettle`: on routes that settle before the handler, where x402 asks the facilitator nothing before
- * settling; the signature was checked locally before (`refuseMalformedPayment`), so a forgery claims nothing.
+ * settling (its settle checks the signature). A forged copy claiming a nonce first only makes the genuine one wait
+ * for nothing: it is refused, charged nothing, and the payer signs again.
  */
 export function reserveAuthorization(
   reservations: PaymentReservations,
