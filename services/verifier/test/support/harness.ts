@@ -10,6 +10,7 @@ import {
   type Topology,
 } from "@humanpass/events";
 import type { HttpApp } from "@humanpass/http";
+import type { Logger } from "@humanpass/telemetry";
 import {
   connectTestNats,
   createTestDatabase,
@@ -88,10 +89,12 @@ export async function startApp(
     drawSessionId?: () => number;
     rateLimit?: false | { max: number; timeWindowMs: number };
     corsOrigins?: string[];
+    /** Where the app logs; the silent test logger when absent. */
+    logger?: Logger;
   },
 ): Promise<HttpApp> {
   return buildVerifierApp({
-    logger,
+    logger: options.logger ?? logger,
     db: backend.db,
     topology: backend.topology,
     settings: testSettings,
