@@ -230,19 +230,22 @@ describe("POST /api/v1/claim, helper path (HUMAN-PROOF header)", () => {
       ["resource_mismatch", { uri: undefined }],
       ["invalid_issued_at", { issuedAt: "yesterday" }],
       ["invalid_expiration_time", { expirationTime: "soon" }],
-      ["message_expired", { expirationTime: new Date(Date.now() - 1_000).toISOString() }],
       ["invalid_signature_type", { type: "eip1271" }],
-      ["invalid_signature", { statement: "I changed what was signed" }],
+      ["invalid_signature", { signature: `0x${"11".repeat(64)}1b` }],
       ["invalid_signature", { address: unpaired.address }],
     ];
     for (const [reason, changes] of cases) {
       const res = await agent.claimWithHeader(JSON.stringify({ ...(await helperProof()), ...changes }));
       expect({ reason, ...res }).toMatchObject({ reason, status: 403, body: { error: reason } });
     }
+    // The challenge's own expiry passed by the wall clock while the service's clock still calls its nonce fresh.
+    now = Date.now() - NONCE_LIFETIME_MS - 60_000;
+    const late = await agent.claimWithHeader(JSON.stringify(await helperProof()));
+    expect(late).toMatchObject({ status: 403, body: { error: "message_expired" } });
     expect(await outboxEvents(t.db)).toEqual([]);
   });
 
-  it("5. terms other than the issued challenge's: another chain, version or issue time is refused", async () => {
+  it("5. terms other than the issued challenge's: another chain, version, issue time, statement, expiry or resources is refused", async () => {
     const other = await signHumanProofChallengeEVM(
       { ...(await agent.instructions()), supportedChains: [{ chainId: "eip155:1", type: "eip191" }] },
       evmSigner(paired),
@@ -256,6 +259,16 @@ describe("POST /api/v1/claim, helper path (HUMAN-PROOF header)", () => {
       ["invalid_message", { version: "2" }],
       ["invalid_issued_at", { issuedAt: new Date(Date.now() + 3_600_000).toISOString() }],
       ["invalid_issued_at", { issuedAt: new Date(Date.now() - 1_000).toISOString() }],
+      ["wrong_domain_or_resource", { resources: ["https://evil.example/api/v1/transfer"] }],
+      [
+        "wrong_domain_or_resource",
+        { resources: ["https://agents.example.test/api/v1/claim", "https://evil.example/api/v1/transfer"] },
+      ],
+      ["wrong_domain_or_resource", { resources: [] }],
+      ["invalid_message", { statement: "I agree to pay evil.example whatever it asks." }],
+      ["invalid_message", { statement: undefined }],
+      ["invalid_expiration_time", { expirationTime: new Date(Date.now() + 86_400_000).toISOString() }],
+      ["invalid_expiration_time", { expirationTime: undefined }],
     ];
     for (const [reason, info] of cases) {
       const issued = await agent.instructions();

@@ -24,6 +24,9 @@ type ProofHead = {
   version?: unknown;
   chainId?: unknown;
   issuedAt?: unknown;
+  statement?: unknown;
+  expirationTime?: unknown;
+  resources?: unknown;
 };
 
 /** The fields steps 2-4 read, or undefined when the header is not a JSON object with a nonce. */
@@ -43,21 +46,31 @@ function differs(value: unknown, ours: string): boolean {
   return value !== undefined && value !== ours;
 }
 
+/** Whether the signed `resources` are exactly the challenge's, in its order (none and an empty list sign alike). */
+function sameResources(value: unknown, ours: string[] | undefined): boolean {
+  const signed = value === undefined ? [] : value;
+  const issued = ours ?? [];
+  return Array.isArray(signed) && signed.length === issued.length && signed.every((r, i) => r === issued[i]);
+}
+
 /**
- * The signed terms must be those of the challenge issued with the nonce: its version, its issue time (so it is
- * never in the future), one of its chains. Returns the refusal, or undefined. Domain and uri were checked before
- * (step 4); the nonce's own lifetime bounds the proof whatever `expirationTime` it carries.
+ * Every other signed field must be that of the challenge issued with the nonce: its version, its issue time (so it
+ * is never in the future), its statement and expiry (a missing one is a changed one: the signed text differs), one
+ * of its chains. Returns the refusal, or undefined. Domain, uri and resources were checked before (step 4); the
+ * signer's address is what the signature proves.
  */
 function termsProblem(proof: ProofHead, issued: HumanProofChallenge): string | undefined {
   if (proof.version !== issued.info.version) return "invalid_message";
   if (proof.issuedAt !== issued.info.issuedAt) return "invalid_issued_at";
+  if (proof.statement !== issued.info.statement) return "invalid_message";
+  if (proof.expirationTime !== issued.info.expirationTime) return "invalid_expiration_time";
   const offered = issued.supportedChains.some((c) => c.chainId === proof.chainId && c.type === "eip191");
   return offered ? undefined : "unsupported_chain";
 }
 
 /**
- * Spec 3, helper-based path: header present, JSON with a nonce, nonce consumed and fresh, our domain and
- * resource, the other terms of the challenge issued with the nonce, then `verifyHumanProofRequest` (signature, DID derived from the signer, human behind it).
+ * Spec 3, helper-based path: header present, JSON with a nonce, nonce consumed and fresh, our domain, resource
+ * and resources, every other signed term of the challenge issued with the nonce, then `verifyHumanProofRequest` (signature, DID derived from the signer, human behind it).
  */
 export function helperClaim(deps: HelperClaimDeps): (header: string) => Promise<HelperClaimResult> {
   const { terms, nonces, resolver, recorder, logger } = deps;
@@ -72,10 +85,15 @@ export function helperClaim(deps: HelperClaimDeps): (header: string) => Promise<
     if (!proof) throw refuse.invalidHeader();
     const issued = await nonces.consume(proof.nonce, "helper");
     if (!issued) throw refuse.unknownOrExpiredNonce();
-    if (differs(proof.domain, terms.domain) || differs(proof.uri, terms.resource)) {
+    const challenge = JSON.parse(issued.message) as HumanProofChallenge;
+    if (
+      differs(proof.domain, terms.domain) ||
+      differs(proof.uri, terms.resource) ||
+      !sameResources(proof.resources, challenge.info.resources)
+    ) {
       throw refuse.wrongDomainOrResource();
     }
-    const problem = termsProblem(proof, JSON.parse(issued.message) as HumanProofChallenge);
+    const problem = termsProblem(proof, challenge);
     if (problem) throw refuse.proof(problem);
 
     let result: Awaited<ReturnType<typeof verifyHumanProofRequest>>;
