@@ -43,17 +43,28 @@ describe("loadConfig", () => {
     );
   });
 
-  it("reads TRUST_PROXY as false, true or a number of proxies", () => {
+  it("reads TRUST_PROXY as a list of proxy addresses and CIDRs, refusing the old count and true/false", () => {
     const trustProxy = (value?: string) =>
       loadConfig(schema, { HOST_URL: "https://x", TRUST_PROXY: value }).TRUST_PROXY;
-    expect([trustProxy(), trustProxy("false"), trustProxy("true"), trustProxy("2")]).toEqual([
-      false,
-      false,
-      true,
-      2,
-    ]);
-    expect(() => trustProxy("yes")).toThrow(/TRUST_PROXY: "yes" is not valid.*number of proxies/);
-    expect(() => trustProxy("11")).toThrow(/TRUST_PROXY/);
+    expect(trustProxy()).toBe("");
+    expect(trustProxy("10.0.0.0/8, 192.168.1.7,fd00::/8 ,::1")).toBe("10.0.0.0/8, 192.168.1.7,fd00::/8 ,::1");
+    for (const old of ["1", "2", "true", "false"]) {
+      expect(() => trustProxy(old)).toThrow(
+        new RegExp(
+          `TRUST_PROXY: "${old}" is not valid.*addresses or CIDRs of the proxies.*count or true/false.*refused`,
+        ),
+      );
+    }
+    for (const bad of [
+      "10.0.0.0/33",
+      "10.0.0.0/",
+      "proxy.internal",
+      "10.0.0.1:80",
+      "::1/129",
+      "10.0.0.0/8,x",
+    ]) {
+      expect(() => trustProxy(bad), bad).toThrow(/TRUST_PROXY/);
+    }
   });
 
   it("splits lists", () => {

@@ -1,4 +1,5 @@
-import { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
+import { isIP } from "node:net";
+import { FormatRegistry, type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 
 export class ConfigError extends Error {
@@ -85,6 +86,8 @@ export const Env = {
   boolean: (defaultValue: boolean) => Type.Boolean({ default: defaultValue, description: "true or false" }),
   /** Comma-separated list; empty entries dropped. */
   list: (defaultValue = "") => Type.String({ default: defaultValue, description: "a comma-separated list" }),
+  /** Comma-separated IP addresses and CIDRs; read it with `splitList`. */
+  addressList: (description: string) => Type.String({ default: "", format: "address-list", description }),
 };
 
 export function splitList(value: string): string[] {
@@ -93,6 +96,18 @@ export function splitList(value: string): string[] {
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
 }
+
+/** An IP address, or one with a prefix length (`10.0.0.0/8`, `fd00::/8`). */
+export function isAddressOrCidr(entry: string): boolean {
+  const slash = entry.indexOf("/");
+  const family = isIP(slash < 0 ? entry : entry.slice(0, slash));
+  if (family === 0) return false;
+  if (slash < 0) return true;
+  const prefix = entry.slice(slash + 1);
+  return /^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+FormatRegistry.Set("address-list", (value) => splitList(value).every(isAddressOrCidr));
 
 const Milliseconds = (defaultMs: number, what: string) =>
   Type.Integer({ minimum: 1, default: defaultMs, description: `an integer >= 1 (milliseconds): ${what}` });
@@ -130,11 +145,9 @@ export const CommonEnv = {
     description: "an integer >= 1 (milliseconds)",
   }),
   HOST: Type.String({ default: "0.0.0.0", description: "the address to listen on" }),
-  TRUST_PROXY: Type.Union([Type.Boolean(), Type.Integer({ minimum: 0, maximum: 10 })], {
-    default: false,
-    description:
-      "false, true (one proxy) or the number of proxies in front (0-10): clients are told apart by the address the outermost of them put in X-Forwarded-For, never by entries a client wrote itself",
-  }),
+  TRUST_PROXY: Env.addressList(
+    "the addresses or CIDRs of the proxies in front, comma-separated (e.g. 10.0.0.0/8,fd00::/8); empty: none. Only a peer listed here is believed about the client's address (X-Forwarded-For); a count or true/false, as earlier versions took, is refused: list the proxies' addresses instead",
+  ),
   HTTP_REQUEST_TIMEOUT_MS: Milliseconds(
     30_000,
     "a request's headers and body must have arrived by then (else 408)",

@@ -7,6 +7,7 @@ import { isDatabaseUnavailable } from "@humanpass/db";
 import { trace } from "@opentelemetry/api";
 import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
+import { dropForwardedForWithoutAddress, requestLogFields } from "./client-address";
 import { corsPluginOptions } from "./cors";
 import { HttpError } from "./errors";
 import { type RateLimitOptions, rateLimitPluginOptions } from "./rate-limit";
@@ -30,11 +31,12 @@ export const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = {
 /** What a service's configuration says about its HTTP server (TRUST_PROXY, HTTP_*_TIMEOUT_MS). */
 export interface HttpServerSettings {
   /**
-   * Proxies in front of the service (false: none, true: one), for a service that every request reaches through them.
-   * request.ip is the address the outermost of them saw, read from the right of X-Forwarded-For, so entries a
-   * client sends itself are never taken for its address.
+   * Addresses and CIDRs of the proxies in front (none when empty). request.ip is the first address, read from the
+   * socket peer leftwards through X-Forwarded-For, that is not one of them: a peer not listed is the client whatever
+   * header it sends, and entries a client wrote itself are never reached. An entry that is not an IP address is
+   * never the client's address: the socket peer stands in.
    */
-  trustProxy?: boolean | number;
+  trustProxy?: string[];
   timeouts?: Partial<HttpTimeouts>;
 }
 
@@ -81,12 +83,11 @@ const CODES: Record<number, string> = {
  */
 export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...options.timeouts };
-  const proxies = Number(options.trustProxy ?? 0);
+  const proxies = options.trustProxy ?? [];
   const app = Fastify({
-    loggerInstance: options.logger,
+    loggerInstance: options.logger.child({}, { serializers: { req: requestLogFields } }),
     bodyLimit: options.bodyLimit ?? 1_048_576,
-    // A trust function rather than the number: Fastify trusts no hop at all for a numeric trustProxy.
-    trustProxy: proxies > 0 ? (_address: string, hop: number) => hop < proxies : false,
+    trustProxy: proxies.length > 0 ? proxies : false,
     requestTimeout: timeouts.requestMs,
     connectionTimeout: timeouts.connectionMs,
     handlerTimeout: timeouts.handlerMs,
@@ -130,6 +131,9 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     request.log.error({ err: error, trace_id: traceId }, "unhandled error");
     reply.code(500).send({ error: "internal_error", message: "Internal server error" });
   });
+
+  // Before the rate limit and everything else that reads request.ip.
+  if (proxies.length > 0) app.addHook("onRequest", dropForwardedForWithoutAddress);
 
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send({

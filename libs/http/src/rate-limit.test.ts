@@ -69,39 +69,6 @@ describe("rate limiting", () => {
     expect((await from("10.4.4.2")).statusCode).toBe(200);
   });
 
-  it("counts by the address the proxies saw, whatever a client writes into X-Forwarded-For itself", async () => {
-    for (const [trustProxy, proxies] of [
-      [true, []],
-      [2, ["10.6.6.6"]],
-    ] as const) {
-      const app = await createHttpApp({ logger, trustProxy, rateLimit: { max: 1, timeWindowMs: 60_000 } });
-      app.get("/r", async () => ({ ok: true }));
-      apps.push(app);
-      // The outermost proxy appends the address it saw; the entries before it are the client's own.
-      const via = (written: string) =>
-        app.inject({
-          url: "/r",
-          remoteAddress: "10.5.5.5",
-          headers: { "x-forwarded-for": [written, "203.0.113.9", ...proxies].join(", ") },
-        });
-      expect((await via("198.51.100.1")).statusCode).toBe(200);
-      expect((await via("198.51.100.2")).statusCode).toBe(429);
-    }
-  });
-
-  it("counts per forwarded client behind a trusted proxy, per connection otherwise", async () => {
-    for (const trustProxy of [true, false]) {
-      const app = await createHttpApp({ logger, trustProxy, rateLimit: { max: 1, timeWindowMs: 60_000 } });
-      app.get("/r", async () => ({ ok: true }));
-      apps.push(app);
-      const via = (client: string) =>
-        app.inject({ url: "/r", remoteAddress: "10.5.5.5", headers: { "x-forwarded-for": client } });
-      expect((await via("203.0.113.1")).statusCode).toBe(200);
-      expect((await via("203.0.113.2")).statusCode).toBe(trustProxy ? 200 : 429);
-      expect((await via("203.0.113.1")).statusCode).toBe(429);
-    }
-  });
-
   it("counts requests to unknown paths too", async () => {
     const app = await appWith({ max: 1, timeWindowMs: 60_000 });
     expect((await app.inject({ url: "/nowhere", remoteAddress: "10.3.3.3" })).statusCode).toBe(404);

@@ -1,4 +1,4 @@
-import { CommonEnv, loadConfig } from "@humanpass/config";
+import { CommonEnv, loadConfig, splitList } from "@humanpass/config";
 import {
   createDb,
   createPool,
@@ -139,7 +139,7 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
     // Requests need Postgres; events wait in the outbox while NATS is away, so a NATS outage keeps pods in rotation.
     const readiness = { postgres: () => pingDb(db), nats: optionalCheck(() => pingNats(nats)) };
     const http: HttpServerSettings = {
-      trustProxy: config.TRUST_PROXY,
+      trustProxy: splitList(config.TRUST_PROXY),
       timeouts: {
         requestMs: config.HTTP_REQUEST_TIMEOUT_MS,
         connectionMs: config.HTTP_CONNECTION_TIMEOUT_MS,

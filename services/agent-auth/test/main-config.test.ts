@@ -15,7 +15,12 @@ describe("agent-auth start-up", () => {
       ],
       {
         cwd: REPO_ROOT,
-        env: { ...process.env, ATTESTATIONS_API_RETRIES: "lots", OWNERSHIP_SCHEMA_ID: "0x1234" },
+        env: {
+          ...process.env,
+          ATTESTATIONS_API_RETRIES: "lots",
+          OWNERSHIP_SCHEMA_ID: "0x1234",
+          TRUST_PROXY: "1",
+        },
         stdio: ["ignore", "ignore", "pipe"],
       },
     );
@@ -27,5 +32,7 @@ describe("agent-auth start-up", () => {
     expect(code).toBe(78);
     expect(stderr).toMatch(/ATTESTATIONS_API_RETRIES: "lots" is not valid/);
     expect(stderr).toMatch(/OWNERSHIP_SCHEMA_ID: "0x1234" is not valid.*32-byte hex/);
+    // The proxy count of earlier versions, refused with the form that replaced it.
+    expect(stderr).toMatch(/TRUST_PROXY: "1" is not valid.*addresses or CIDRs of the proxies in front/);
   });
 });
