@@ -30,7 +30,7 @@ import {
   optionalCheck,
   type ReadinessCheck,
 } from "@humanpass/http";
-import { createLogger, type Logger, startTelemetry } from "@humanpass/telemetry";
+import { createLogger, type Logger, routeConsoleTo, startTelemetry } from "@humanpass/telemetry";
 import { type Static, type TObject, Type } from "@sinclair/typebox";
 
 export interface ServiceRuntime<C> {
@@ -98,6 +98,7 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
     otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
   });
   const logger = createLogger({ name: definition.name, level: config.LOG_LEVEL, pretty: config.LOG_PRETTY });
+  routeConsoleTo(logger);
   try {
     const topology: Topology = { prefix: config.EVENTS_PREFIX };
     // Postgres (database, migrations) and NATS (connection, streams) do not wait on each other.

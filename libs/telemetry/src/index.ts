@@ -1,2 +1,3 @@
+export { routeConsoleTo } from "./console";
 export { createLogger, type Logger, type LoggerConfig } from "./logger";
 export { startTelemetry, type Telemetry, type TelemetryOptions } from "./sdk";

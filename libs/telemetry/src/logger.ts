@@ -1,5 +1,6 @@
 import { trace } from "@opentelemetry/api";
 import pino, { type Logger, type LoggerOptions } from "pino";
+import { safeLogLine } from "./log-hygiene";
 
 export type { Logger };
 
@@ -12,7 +13,10 @@ export interface LoggerConfig {
   destination?: pino.DestinationStream;
 }
 
-/** A pino logger whose lines carry the active trace and span ids, so logs and traces join up. */
+/**
+ * A pino logger whose lines carry the active trace and span ids, so logs and traces join up, and carry no terminal
+ * control characters and no URL paths or credentials (`safeLogLine`).
+ */
 export function createLogger(config: LoggerConfig): Logger {
   const options: LoggerOptions = {
     name: config.name,
@@ -27,6 +31,7 @@ export function createLogger(config: LoggerConfig): Logger {
       paths: ["req.headers.authorization", "req.headers.cookie", "*.privateKey", "*.secret"],
       remove: true,
     },
+    hooks: { streamWrite: safeLogLine },
   };
   if (config.pretty) {
     return pino({
