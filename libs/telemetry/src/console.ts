@@ -10,7 +10,9 @@ const LEVELS = { error: "error", warn: "warn", info: "info", log: "info", debug:
  */
 export function routeConsoleTo(logger: Logger): () => void {
   const log = logger.child({ source: "console" });
-  const original = Object.fromEntries(Object.keys(LEVELS).map((name) => [name, console[name as keyof typeof LEVELS]]));
+  const original = Object.fromEntries(
+    Object.keys(LEVELS).map((name) => [name, console[name as keyof typeof LEVELS]]),
+  );
   for (const [name, level] of Object.entries(LEVELS)) {
     console[name as keyof typeof LEVELS] = (...args: unknown[]) => log[level](format(...args));
   }

@@ -29,8 +29,8 @@ describe("log lines", () => {
     // Escaped, not dropped: the operator still sees what was sent.
     expect(line.header).toBe("\\u001b[2J\\u001b[31mred\\u009b31m\\u0007\\rover\\b\\u007f");
     // Line breaks and tabs stay as they are (stack traces).
-    logger.info("two\nlines\tand a tab, a backslash \\ and a quote \"");
-    expect(lines()[1].msg).toBe("two\nlines\tand a tab, a backslash \\ and a quote \"");
+    logger.info('two\nlines\tand a tab, a backslash \\ and a quote "');
+    expect(lines()[1].msg).toBe('two\nlines\tand a tab, a backslash \\ and a quote "');
   });
 
   it("never carry the path, query or credentials of a URL (RPC URLs hold API keys there)", () => {
@@ -65,7 +65,10 @@ describe("routeConsoleTo", () => {
     const { lines, logger } = capture("debug");
     restore = routeConsoleTo(logger);
     const client = '{"x402Version":2,\u001b[31m"payload":';
-    console.warn("Failed to decode PAYMENT-SIGNATURE header:", new SyntaxError(`Unexpected token in ${client}`));
+    console.warn(
+      "Failed to decode PAYMENT-SIGNATURE header:",
+      new SyntaxError(`Unexpected token in ${client}`),
+    );
     console.error("fatal: %s", "https://rpc.example.org/v2/KEY");
     console.log("[x402] extension responses: %j", { a: 1 });
     console.debug("detail");

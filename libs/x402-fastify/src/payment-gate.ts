@@ -238,7 +238,7 @@ async function settle(
       return replaceWith(reply, {
         status: 502,
         headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
-        body: { error: "facilitator_unavailable", message: facilitatorError.message },
+        body: { error: "facilitator_unavailable", message: FACILITATOR_UNAVAILABLE },
       });
     }
     reply.log.error(
@@ -334,14 +334,18 @@ function refusalOf(response: HTTPResponseInstructions): string | undefined {
   }
 }
 
+const FACILITATOR_UNAVAILABLE = "The payment facilitator gave no usable answer; retry later";
+
 function sendFacilitatorFailure(request: FastifyRequest, reply: FastifyReply, error: unknown) {
   const facilitatorError = getFacilitatorResponseError(error);
   if (facilitatorError) {
-    request.log.warn({ err: facilitatorError.message }, "facilitator failed");
+    // The facilitator's text may quote the authorization and its signature, or its own RPC URL: the log gets it
+    // redacted, the client a fixed message.
+    request.log.warn({ err: withoutSecrets(facilitatorError.message) }, "facilitator failed");
     return reply
       .code(502)
       .header("cache-control", "no-store")
-      .send({ error: "facilitator_unavailable", message: facilitatorError.message });
+      .send({ error: "facilitator_unavailable", message: FACILITATOR_UNAVAILABLE });
   }
   request.log.error({ err: error }, "x402 payment processing failed");
   return reply
