@@ -53,6 +53,13 @@ export interface HttpAppOptions extends HttpServerSettings {
   readinessTimeoutMs?: number;
 }
 
+/** A route as the `routes served` log line lists it: method, path pattern, the query parameters its schema names. */
+export interface ServedRoute {
+  method: string;
+  url: string;
+  query: string[];
+}
+
 /** Resolves when a dependency answers; an `optional` one is reported by /readyz but never makes it fail. */
 export type ReadinessCheck = (() => Promise<unknown>) & { optional?: boolean };
 
@@ -99,6 +106,17 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
       customOptions: { coerceTypes: "array", removeAdditional: false, useDefaults: true, allErrors: false },
     },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as HttpApp;
+
+  // What this replica serves, said once it is ready: where requests meet the service (and what a probe must cover).
+  const routes: ServedRoute[] = [];
+  app.addHook("onRoute", (route) => {
+    const query = (route.schema?.querystring as { properties?: Record<string, unknown> } | undefined)
+      ?.properties;
+    for (const method of [route.method].flat()) {
+      routes.push({ method, url: route.url, query: Object.keys(query ?? {}) });
+    }
+  });
+  app.addHook("onReady", async () => app.log.info({ routes }, "routes served"));
 
   app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
     if (error instanceof HttpError) {

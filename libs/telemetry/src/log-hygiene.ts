@@ -14,7 +14,7 @@ const URL_IN_TEXT = /\b([a-z][a-z0-9+.-]*:\/\/)(?:[^\s"\\/?#@]*@)?([^\s"\\/?#]+)
  */
 export function safeLogLine(line: string): string {
   return line
-    .replace(JSON_CONTROL_ESCAPE, (escape, body: string) => (body === "\\" ? escape : `\\\\${body}`))
+    .replace(JSON_CONTROL_ESCAPE, (match, body: string) => (body === "\\" ? match : `\\\\${body}`))
     .replace(RAW_CONTROL, (c) => `\\\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
     .replace(URL_IN_TEXT, (_url, scheme: string, host: string, rest: string | undefined) =>
       rest === undefined || rest === "/" ? `${scheme}${host}${rest ?? ""}` : `${scheme}${host}/<redacted>`,
