@@ -84,6 +84,11 @@ const CODES: Record<number, string> = {
   429: "rate_limited",
 };
 
+const FRAMEWORK_ERRORS: Record<string, [number, string, string]> = {
+  FST_ERR_BAD_URL: [400, "invalid_request", "The path is not valid percent-encoded UTF-8"],
+  FST_ERR_MAX_PARAM_LENGTH: [414, "uri_too_long", "A path segment is longer than 1000 characters"],
+};
+
 /**
  * The Fastify base every service uses: health and readiness, JSON errors with a machine-readable code and never
  * internals, rate limiting, CORS and OpenAPI. Routes are added by the service after this returns.
@@ -102,6 +107,15 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     http: { connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(timeouts.requestMs / 4))) },
     // Path segments carry DIDs and search text; Fastify's default of 100 characters answers longer ones with 414.
     routerOptions: { maxParamLength: 1_000 },
+    // Paths the router cannot even decode never reach the error handler: answered here in the same shape.
+    frameworkErrors: (error, _request, reply) => {
+      const [status, code, message] = FRAMEWORK_ERRORS[error.code] ?? [
+        500,
+        "internal_error",
+        "Internal server error",
+      ];
+      reply.code(status).send({ error: code, message });
+    },
     ajv: {
       customOptions: { coerceTypes: "array", removeAdditional: false, useDefaults: true, allErrors: false },
     },
