@@ -5,7 +5,12 @@ import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { isDatabaseUnavailable } from "@humanpass/db";
 import { trace } from "@opentelemetry/api";
-import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from "fastify";
 import type { Logger } from "pino";
 import { dropForwardedForWithoutAddress, requestLogFields } from "./client-address";
 import { corsPluginOptions } from "./cors";
@@ -89,6 +94,15 @@ const FRAMEWORK_ERRORS: Record<string, [number, string, string]> = {
   FST_ERR_MAX_PARAM_LENGTH: [414, "uri_too_long", "A path segment is longer than 1000 characters"],
 };
 
+function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const [status, code, message] = FRAMEWORK_ERRORS[error.code] ?? [
+    500,
+    "internal_error",
+    "Internal server error",
+  ];
+  reply.code(status).send({ error: code, message });
+}
+
 /**
  * The Fastify base every service uses: health and readiness, JSON errors with a machine-readable code and never
  * internals, rate limiting, CORS and OpenAPI. Routes are added by the service after this returns.
@@ -108,14 +122,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     // Path segments carry DIDs and search text; Fastify's default of 100 characters answers longer ones with 414.
     routerOptions: { maxParamLength: 1_000 },
     // Paths the router cannot even decode never reach the error handler: answered here in the same shape.
-    frameworkErrors: (error, _request, reply) => {
-      const [status, code, message] = FRAMEWORK_ERRORS[error.code] ?? [
-        500,
-        "internal_error",
-        "Internal server error",
-      ];
-      reply.code(status).send({ error: code, message });
-    },
+    frameworkErrors: answerFrameworkError,
     ajv: {
       customOptions: { coerceTypes: "array", removeAdditional: false, useDefaults: true, allErrors: false },
     },
