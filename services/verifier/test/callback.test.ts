@@ -1,4 +1,4 @@
-import { assertValidEvent } from "@humanpass/events";
+import { assertValidEvent } from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
 import { eventually } from "@humanpass/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
