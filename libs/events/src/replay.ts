@@ -1,6 +1,6 @@
 import { DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
-import type { EventData, EventType, StreamName } from "./catalog";
+import type { EventType, Payloads, StreamName } from "./catalog";
 import { assertValidEvent, type CloudEvent } from "./envelope";
 import { DEFAULT_TOPOLOGY, streamName, streamSubjects, subjectOf, type Topology } from "./subjects";
 
@@ -12,7 +12,7 @@ export interface ReplayOptions<S extends StreamName, T extends EventType<S>> {
   /** The replay's consumers are named `<namePrefix>_<n>`; with a subscriber account, use the account's prefix. */
   namePrefix: string;
   topology?: Topology;
-  handler: (event: CloudEvent<T extends EventType<S> ? EventData<S, T> : unknown>) => Promise<void>;
+  handler: (event: CloudEvent<NoInfer<Payloads[S][T]>>) => Promise<void>;
 }
 
 /**
@@ -20,7 +20,7 @@ export interface ReplayOptions<S extends StreamName, T extends EventType<S>> {
  * reached the last event stored when it started. Nothing is acked and no durable is left behind: an ordered
  * consumer of its own, which the server removes once idle. Events that fail validation are skipped.
  */
-export async function replaySince<S extends StreamName, T extends EventType<S>>(
+export async function replaySince<S extends StreamName, T extends EventType<S> = EventType<S>>(
   nc: NatsConnection,
   options: ReplayOptions<S, T>,
 ): Promise<number> {

@@ -8,7 +8,7 @@ import {
   jetstreamManager,
 } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
-import type { EventData, EventType, StreamName } from "./catalog";
+import type { EventType, Payloads, StreamName } from "./catalog";
 import { assertValidEvent, type CloudEvent } from "./envelope";
 import { DEFAULT_TOPOLOGY, streamName, streamSubjects, subjectOf, type Topology } from "./subjects";
 
@@ -44,10 +44,7 @@ export interface SubscribeOptions<S extends StreamName, T extends EventType<S>> 
    * Runs once per delivery; the message is acked only when it resolves. Deliveries are at least once: record
    * `event.id` in the same transaction as the effect and skip an id already recorded.
    */
-  handler: (
-    event: CloudEvent<T extends EventType<S> ? EventData<S, T> : unknown>,
-    delivery: Delivery,
-  ) => Promise<void>;
+  handler: (event: CloudEvent<NoInfer<Payloads[S][T]>>, delivery: Delivery) => Promise<void>;
   /** Deliveries before an event is dead-lettered (default 5). */
   maxDeliveries?: number;
   /** Wait before the n-th redelivery, the last entry repeating (default 1 s, 5 s, 30 s, 2 min). */
@@ -78,7 +75,7 @@ const DEFAULT_BACKOFF_MS = [1_000, 5_000, 30_000, 120_000];
  * catalog, handed to `handler`, and acked after it resolves. A failure is retried with back-off up to
  * `maxDeliveries` deliveries, then dead-lettered. Works with any `@nats-io/transport-*` connection of yours.
  */
-export async function subscribe<S extends StreamName, T extends EventType<S>>(
+export async function subscribe<S extends StreamName, T extends EventType<S> = EventType<S>>(
   nc: NatsConnection,
   options: SubscribeOptions<S, T>,
 ): Promise<Subscription> {
