@@ -1,6 +1,6 @@
 import http from "node:http";
 import https from "node:https";
-import type { LookupFunction } from "node:net";
+import { isIP, type LookupFunction } from "node:net";
 import type { AddressPolicy } from "./address-policy";
 
 export interface SendResult {
@@ -22,6 +22,15 @@ export function send(
   timeoutMs: number,
 ): Promise<SendResult> {
   const target = new URL(url);
+  // Node connects to an IP literal without calling `lookup`: check it here.
+  const literal = target.hostname.replace(/^\[|\]$/g, "");
+  if (isIP(literal)) {
+    try {
+      policy.check(literal);
+    } catch (e) {
+      return Promise.resolve({ ok: false, detail: (e as Error).message });
+    }
+  }
   const lookup: LookupFunction = (host, _options, callback) => {
     policy.resolve(host).then(
       ({ address, family }) => callback(null, address, family),
