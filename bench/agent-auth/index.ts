@@ -27,7 +27,7 @@ import {
   type StreamName,
   streamName,
   subjectOf,
-} from "@humanpass/events";
+} from "@humanpass/event-bus";
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
 import { freePort } from "@humanpass/testing/ports";
 import { jetstream } from "@nats-io/jetstream";

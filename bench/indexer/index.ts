@@ -37,7 +37,7 @@ import {
   jetstreamManager,
   startOutboxRelay,
   streamName,
-} from "@humanpass/events";
+} from "@humanpass/event-bus";
 import pino from "pino";
 import type { Hex } from "viem";
 

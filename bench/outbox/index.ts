@@ -11,7 +11,7 @@ import {
   startConsumer,
   startOutboxRelay,
   streamName,
-} from "@humanpass/events";
+} from "@humanpass/event-bus";
 import pino from "pino";
 
 const TOTAL = Number(process.env.BENCH_EVENTS ?? 10_000);

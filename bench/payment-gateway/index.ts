@@ -24,7 +24,7 @@ import {
   migrations as attestationsMigrations,
 } from "@humanpass/attestations-api";
 import { createDb, dropDatabase, ensureDatabase, migrateToLatest } from "@humanpass/db";
-import { deletePrefixedStreams, jetstreamManager } from "@humanpass/events";
+import { deletePrefixedStreams, jetstreamManager } from "@humanpass/event-bus";
 import {
   createChallengeNonces,
   DEFAULT_AGENT_OWNERSHIP_SCHEMA,

@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { dropDatabase, ensureDatabase } from "@humanpass/db";
-import { connectNats, deletePrefixedStreams, jetstreamManager } from "@humanpass/events";
+import { connectNats, deletePrefixedStreams, jetstreamManager } from "@humanpass/event-bus";
 import { REPO_ROOT, randomPrefix, SERVICE_NAMES, type ServiceName, startStack } from "@humanpass/stack";
 import { freePort } from "@humanpass/testing/ports";
 import pino from "pino";

@@ -171,6 +171,15 @@ export const EVENTS = {
 export type EventType<S extends StreamName> = keyof (typeof EVENTS)[S] & string;
 export type EventData<S extends StreamName, T extends EventType<S>> = Static<(typeof EVENTS)[S][T] & TSchema>;
 
+/** The payload of every event type of every stream (indexed with a union of types, the union of their payloads). */
+export type Payloads = {
+  [S in StreamName]: {
+    [T in keyof (typeof EVENTS)[S]]: (typeof EVENTS)[S][T] extends infer X extends TSchema
+      ? Static<X>
+      : never;
+  };
+};
+
 export function eventSchema(stream: StreamName, type: string): TSchema | undefined {
   return (EVENTS[stream] as Record<string, TSchema>)[type];
 }

@@ -1,11 +1,6 @@
-export { jetstreamManager } from "@nats-io/jetstream";
-export type { NatsConnection } from "@nats-io/transport-node";
-export * from "./cache-invalidation";
 export * from "./catalog";
-export * from "./connection";
-export * from "./consumer";
-export * from "./dead-letters";
 export * from "./envelope";
-export * from "./outbox";
-export * from "./topology";
-export { captureTraceContext, tracer } from "./tracing";
+export * from "./replay";
+export * from "./subjects";
+export * from "./subscribe";
+export * from "./webhooks";

@@ -1,5 +1,5 @@
 import { createDb, pingDb } from "@humanpass/db";
-import { connectNats, pingNats } from "@humanpass/events";
+import { connectNats, pingNats } from "@humanpass/event-bus";
 import {
   createTestDatabase,
   eventually,

@@ -22,7 +22,7 @@ import {
   type StreamName,
   startOutboxRelay,
   type Topology,
-} from "@humanpass/events";
+} from "@humanpass/event-bus";
 import {
   type HttpApp,
   type HttpServerSettings,

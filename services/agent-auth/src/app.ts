@@ -1,6 +1,6 @@
 import type { HumanLookup } from "@humanpass/attestations-client";
 import type { Kysely } from "@humanpass/db";
-import type { Topology } from "@humanpass/events";
+import type { Topology } from "@humanpass/event-bus";
 import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
 import type { Logger } from "@humanpass/telemetry";
 import { createClaimRecorder } from "./claims/accept-claim";

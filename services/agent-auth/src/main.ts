@@ -1,5 +1,5 @@
 import { splitList } from "@humanpass/config";
-import { followChainInvalidations } from "@humanpass/events";
+import { followChainInvalidations } from "@humanpass/event-bus";
 import { runService } from "@humanpass/service";
 import { buildApp } from "./app";
 import { createRegistry } from "./attestations";

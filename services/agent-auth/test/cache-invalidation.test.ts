@@ -15,7 +15,7 @@ import {
   jetstreamManager,
   streamName,
   subjectOf,
-} from "@humanpass/events";
+} from "@humanpass/event-bus";
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
 import { connectTestNats, deleteTestStreams, eventually, testTopology } from "@humanpass/testing";
 import { jetstream } from "@nats-io/jetstream";

@@ -1,6 +1,6 @@
 import type { HumanLookup } from "@humanpass/attestations-client";
 import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
-import type { Topology } from "@humanpass/events";
+import type { Topology } from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
 import { type HumanProofChallenge, signHumanProofChallengeEVM } from "@humanpass/human-proof";
 import { createTestDatabase, type TestDatabase, testTopology } from "@humanpass/testing";

@@ -35,7 +35,7 @@ import {
   subjectOf,
   type Topology,
   type UniquenessVerifiedData,
-} from "@humanpass/events";
+} from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
 import {
   connectTestNats,

@@ -1,6 +1,6 @@
 import { CommonEnv, loadConfig } from "@humanpass/config";
 import { createDb } from "@humanpass/db";
-import { connectNats, ensureStreams, jetstreamManager } from "@humanpass/events";
+import { connectNats, ensureStreams, jetstreamManager } from "@humanpass/event-bus";
 import { createLogger } from "@humanpass/telemetry";
 import { Type } from "@sinclair/typebox";
 import { AttestationsApiEnv, SCHEMA, SERVICE_NAME } from "./config";

@@ -17,7 +17,7 @@ import {
   revokeAttestation,
   startDevnet,
 } from "@humanpass/devnet";
-import { type OutboxRelay, startOutboxRelay } from "@humanpass/events";
+import { type OutboxRelay, startOutboxRelay } from "@humanpass/event-bus";
 import { createTestDatabase, eventually, type TestDatabase } from "@humanpass/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getJson, type Harness, logger, startHarness } from "./harness";

@@ -6,7 +6,7 @@ import type {
   BlocksRevertedData,
   SchemaRegisteredData,
   UniquenessVerifiedData,
-} from "@humanpass/events";
+} from "@humanpass/event-bus";
 import {
   assertValidEvent,
   createCloudEvent,
@@ -18,7 +18,7 @@ import {
   type StreamName,
   subjectOf,
   type Topology,
-} from "@humanpass/events";
+} from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
 import {

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { createCloudEvent } from "@humanpass/events";
+import { createCloudEvent } from "@humanpass/event-bus";
 import { REPO_ROOT } from "@humanpass/testing";
 import { encodeAbiParameters } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 import { createPool, kyselyOn } from "@humanpass/db";
-import type { RunningConsumer } from "@humanpass/events";
+import type { RunningConsumer } from "@humanpass/event-bus";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCHEMA } from "../src/config";
 import { startReadModelConsumers } from "../src/events/consumers";

@@ -1,5 +1,5 @@
 import type { Kysely } from "@humanpass/db";
-import { enqueue, type Topology } from "@humanpass/events";
+import { enqueue, type Topology } from "@humanpass/event-bus";
 import type { Logger } from "pino";
 import type { Hex } from "viem";
 import { type OnChainAttestation, readAttestationBatch } from "./chain/attestations";

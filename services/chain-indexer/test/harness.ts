@@ -10,7 +10,7 @@ import {
   startOutboxRelay,
   streamName,
   type Topology,
-} from "@humanpass/events";
+} from "@humanpass/event-bus";
 import {
   connectTestNats,
   createTestDatabase,

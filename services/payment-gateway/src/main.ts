@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { splitList } from "@humanpass/config";
-import { followChainInvalidations } from "@humanpass/events";
+import { followChainInvalidations } from "@humanpass/event-bus";
 import {
   cachePositiveLookups,
   createChallengeNonces,

@@ -6,7 +6,7 @@ import {
   followChainInvalidations,
   jetstreamManager,
   subjectOf,
-} from "@humanpass/events";
+} from "@humanpass/event-bus";
 import { cachePositiveLookups, DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "@humanpass/human-proof";
 import { eventually } from "@humanpass/testing";
 import { x402Client } from "@x402/core/client";

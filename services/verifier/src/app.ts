@@ -1,5 +1,5 @@
 import type { Kysely } from "@humanpass/db";
-import type { Topology } from "@humanpass/events";
+import type { Topology } from "@humanpass/event-bus";
 import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
 import type { Logger } from "@humanpass/telemetry";
 import { type Clock, systemClock } from "./clock";

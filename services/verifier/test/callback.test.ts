@@ -1,5 +1,5 @@
 import { Writable } from "node:stream";
-import { assertValidEvent } from "@humanpass/events";
+import { assertValidEvent } from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
 import { createLogger } from "@humanpass/telemetry";
 import { eventually } from "@humanpass/testing";

@@ -1,4 +1,4 @@
-import { listDeadLetters, replayDeadLetter, type StoredDeadLetter } from "@humanpass/events";
+import { listDeadLetters, replayDeadLetter, type StoredDeadLetter } from "@humanpass/event-bus";
 import { connect } from "@nats-io/transport-node";
 import { natsCredentials, parseConnectionArgs, UsageError } from "./args";
 

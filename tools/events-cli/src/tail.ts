@@ -1,4 +1,4 @@
-import { STREAMS, type StreamName, streamName, streamSubjects } from "@humanpass/events";
+import { STREAMS, type StreamName, streamName, streamSubjects } from "@humanpass/event-bus";
 import { type ConsumerMessages, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { natsCredentials, type TailOptions } from "./args";

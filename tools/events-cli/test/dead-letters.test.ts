@@ -9,7 +9,7 @@ import {
   listDeadLetters,
   publishDeadLetter,
   subjectOf,
-} from "@humanpass/events";
+} from "@humanpass/event-bus";
 import { connectTestNats, deleteTestStreams, REPO_ROOT, testNatsUrl, testTopology } from "@humanpass/testing";
 import { jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";

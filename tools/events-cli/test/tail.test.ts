@@ -6,7 +6,7 @@ import {
   jetstreamManager,
   type StreamName,
   subjectOf,
-} from "@humanpass/events";
+} from "@humanpass/event-bus";
 import {
   connectTestNats,
   deleteTestStreams,

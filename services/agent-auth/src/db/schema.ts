@@ -1,5 +1,5 @@
 import type { Generated } from "@humanpass/db";
-import type { OutboxTables } from "@humanpass/events";
+import type { OutboxTables } from "@humanpass/event-bus";
 
 /** The route that issued a nonce; a nonce is accepted only on its own path. */
 export type ClaimPath = "helper" | "direct";

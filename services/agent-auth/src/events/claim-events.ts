@@ -6,7 +6,7 @@ import {
   type HumanVerifiedData,
   type OutboxEvent,
   type Topology,
-} from "@humanpass/events";
+} from "@humanpass/event-bus";
 
 export const SOURCE = "agent-auth";
 

@@ -1,4 +1,4 @@
-import type { OutboxTables } from "@humanpass/events";
+import type { OutboxTables } from "@humanpass/event-bus";
 import type pg from "pg";
 
 /** Chain position of a record: the monotonic key lists are ordered by, and what a reorg rolls back. */

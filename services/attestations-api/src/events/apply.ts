@@ -6,7 +6,7 @@ import type {
   CloudEvent,
   SchemaRegisteredData,
   UniquenessVerifiedData,
-} from "@humanpass/events";
+} from "@humanpass/event-bus";
 import type { RawBuilder } from "kysely";
 import { getAddress } from "viem";
 import type { Database } from "../db/types";

@@ -1,5 +1,10 @@
 import type { Kysely } from "@humanpass/db";
-import { type NatsConnection, type RunningConsumer, startConsumer, type Topology } from "@humanpass/events";
+import {
+  type NatsConnection,
+  type RunningConsumer,
+  startConsumer,
+  type Topology,
+} from "@humanpass/event-bus";
 import type { Logger } from "@humanpass/telemetry";
 import { applyChainEvent, applyVerifierEvent } from "./apply";
 

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from "@humanpass/db";
-import { jetstreamManager, type NatsConnection, streamName, type Topology } from "@humanpass/events";
+import { jetstreamManager, type NatsConnection, streamName, type Topology } from "@humanpass/event-bus";
 import type { Logger } from "@humanpass/telemetry";
 import { READ_MODEL_TABLES } from "../db/types";
 import { DEFAULT_DURABLES, type ReadModelDurables, startReadModelConsumers } from "../events/consumers";

@@ -3,7 +3,7 @@ import type {
   AttestationRevokedData,
   OutboxEvent,
   SchemaRegisteredData,
-} from "@humanpass/events";
+} from "@humanpass/event-bus";
 import { getAddress, type Hex } from "viem";
 import type { OnChainAttestation } from "../chain/attestations";
 import type { BlockHeader } from "../chain/headers";

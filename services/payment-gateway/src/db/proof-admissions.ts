@@ -1,5 +1,5 @@
 import { isDatabaseUnavailable, type Pool } from "@humanpass/db";
-import { type OutboxEvent, outboxRows, type Topology } from "@humanpass/events";
+import { type OutboxEvent, outboxRows, type Topology } from "@humanpass/event-bus";
 import {
   type AdmissionOutcome,
   type HumanProofEvent,

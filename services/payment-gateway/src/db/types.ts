@@ -1,4 +1,4 @@
-import type { OutboxTables } from "@humanpass/events";
+import type { OutboxTables } from "@humanpass/event-bus";
 
 export interface Database extends OutboxTables {
   human_usage: { human_id: string; scope: string; count: number; updated_at: Date };

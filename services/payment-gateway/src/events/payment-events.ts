@@ -9,7 +9,7 @@ import {
   type PaymentFailedData,
   type PaymentSettledData,
   type Topology,
-} from "@humanpass/events";
+} from "@humanpass/event-bus";
 import type { HumanProofEvent } from "@humanpass/human-proof";
 import type { Logger } from "@humanpass/telemetry";
 import type { TSchema } from "@sinclair/typebox";

@@ -10,7 +10,7 @@ import {
   migrations,
 } from "@humanpass/attestations-api";
 import { createPool, type Kysely, kyselyOn, migrateToLatest } from "@humanpass/db";
-import type { AttestationRevokedData } from "@humanpass/events";
+import type { AttestationRevokedData } from "@humanpass/event-bus";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "@humanpass/human-proof";
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
 import pino from "pino";

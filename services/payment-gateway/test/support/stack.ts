@@ -16,7 +16,7 @@ import {
   type OutboxRelay,
   startOutboxRelay,
   type Topology,
-} from "@humanpass/events";
+} from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
 import {
   type ChallengeNonces,

@@ -1,4 +1,4 @@
-import type { OutboxTables } from "@humanpass/events";
+import type { OutboxTables } from "@humanpass/event-bus";
 
 export const SCHEMA = "verifier";
 

@@ -1,5 +1,5 @@
 import type { Kysely } from "@humanpass/db";
-import type { Topology } from "@humanpass/events";
+import type { Topology } from "@humanpass/event-bus";
 import { enqueueUniquenessVerified } from "../events/uniqueness-verified";
 import type { VerifiedNullifier } from "../verification/token-verifier";
 import type { VerifierDatabase } from "./schema";

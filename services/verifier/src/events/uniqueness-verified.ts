@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from "@humanpass/db";
-import { enqueue, type Topology, type UniquenessVerifiedData } from "@humanpass/events";
+import { enqueue, type Topology, type UniquenessVerifiedData } from "@humanpass/event-bus";
 
 export const EVENT_SOURCE = "verifier";
 

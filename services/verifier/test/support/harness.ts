@@ -8,7 +8,7 @@ import {
   startOutboxRelay,
   streamName,
   type Topology,
-} from "@humanpass/events";
+} from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
 import type { Logger } from "@humanpass/telemetry";
 import {

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { createPool } from "@humanpass/db";
 import { ABIs, type DevnetAccount, identityFromAddress } from "@humanpass/devnet";
-import { jetstreamManager } from "@humanpass/events";
+import { jetstreamManager } from "@humanpass/event-bus";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Address, Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -2,7 +2,7 @@
 // Each returns a verdict: which invariant, whether it holds, and the figures behind it.
 import { createPool } from "@humanpass/db";
 import type { Devnet } from "@humanpass/devnet";
-import { jetstreamManager } from "@humanpass/events";
+import { jetstreamManager } from "@humanpass/event-bus";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { type Address, parseAbiItem } from "viem";
 import type { Response, WorkloadRecord } from "./workload";

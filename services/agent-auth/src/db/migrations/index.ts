@@ -1,5 +1,5 @@
 import type { Migration } from "@humanpass/db";
-import { dropInboxMigration, outboxMigration } from "@humanpass/events";
+import { dropInboxMigration, outboxMigration } from "@humanpass/event-bus";
 import { noncesAndClaims } from "./0002_nonces_and_claims";
 
 export const migrations: Record<string, Migration> = {

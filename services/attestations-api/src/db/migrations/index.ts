@@ -1,5 +1,5 @@
 import type { Migration } from "@humanpass/db";
-import { outboxMigration } from "@humanpass/events";
+import { outboxMigration } from "@humanpass/event-bus";
 import { readModelMigration } from "./0002_read_model";
 import { eventOrderMigration } from "./0003_event_order";
 import { schemasVersionMigration } from "./0004_schemas_version";

@@ -1,3 +1,3 @@
-import { outboxMigration } from "@humanpass/events";
+import { outboxMigration } from "@humanpass/event-bus";
 
 export const outbox = outboxMigration;

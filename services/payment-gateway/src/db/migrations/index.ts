@@ -1,5 +1,5 @@
 import type { Migration } from "@humanpass/db";
-import { dropInboxMigration, outboxMigration } from "@humanpass/events";
+import { dropInboxMigration, outboxMigration } from "@humanpass/event-bus";
 import { humanUsageMigration } from "./0002_human_usage";
 import { paymentReservationsMigration } from "./0003_payment_reservations";
 

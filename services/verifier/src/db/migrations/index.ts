@@ -1,5 +1,5 @@
 import type { Migration } from "@humanpass/db";
-import { outboxMigration } from "@humanpass/events";
+import { outboxMigration } from "@humanpass/event-bus";
 import { sessionsAndNullifiers } from "./0001_sessions_and_nullifiers";
 
 export const migrations: Record<string, Migration> = {

@@ -1,10 +1,15 @@
+import {
+  type AttestationRevokedData,
+  assertValidEvent,
+  type CloudEvent,
+  streamName,
+  subjectOf,
+  type Topology,
+} from "@humanpass/events";
 import { type Consumer, type ConsumerMessages, DeliverPolicy, jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
-import type { AttestationRevokedData } from "./catalog";
-import { assertValidEvent, type CloudEvent } from "./envelope";
 import { sleep } from "./sleep";
-import { streamName, subjectOf, type Topology } from "./topology";
 
 /** What one revocation unpairs: the attestation and its recipient. */
 export type ChainRevocation = Pick<

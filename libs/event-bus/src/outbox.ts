@@ -1,11 +1,15 @@
+import {
+  type CloudEvent,
+  createCloudEvent,
+  type StreamName,
+  subjectOf,
+  type Topology,
+} from "@humanpass/events";
 import { type NatsConnection, headers as natsHeaders } from "@nats-io/transport-node";
 import { type Kysely, type Migration, sql, type Transaction } from "kysely";
 import pg from "pg";
 import type { Logger } from "pino";
-import type { StreamName } from "./catalog";
-import { type CloudEvent, createCloudEvent } from "./envelope";
 import { JetStreamBatchPublisher } from "./jetstream-publisher";
-import { subjectOf, type Topology } from "./topology";
 import { captureTraceContext, contextFrom, injectInto, SpanStatusCode, startProducerSpan } from "./tracing";
 
 /** Outbox and inbox tables, created inside the service's schema by its own migrations. */

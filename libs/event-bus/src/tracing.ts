@@ -9,7 +9,7 @@ import {
   trace,
 } from "@opentelemetry/api";
 
-export const tracer = trace.getTracer("@humanpass/events");
+export const tracer = trace.getTracer("@humanpass/event-bus");
 
 /** The W3C trace headers of the active context, to be stored with an outbox row. */
 export function captureTraceContext(): Record<string, string> {

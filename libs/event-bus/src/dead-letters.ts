@@ -1,3 +1,4 @@
+import type { StreamName, Topology } from "@humanpass/events";
 import {
   DeliverPolicy,
   type JetStreamManager,
@@ -7,8 +8,6 @@ import {
   StorageType,
 } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import type { StreamName } from "./catalog";
-import type { Topology } from "./topology";
 
 /**
  * What a consumer could not apply and will not retry: the message as it arrived, why it failed and after how many

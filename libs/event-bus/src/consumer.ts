@@ -1,14 +1,19 @@
 import { isDatabaseUnavailable } from "@humanpass/db";
+import {
+  assertValidEvent,
+  type CloudEvent,
+  type StreamName,
+  streamName,
+  type Topology,
+} from "@humanpass/events";
 import { type ConsumerMessages, type JsMsg, jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { metrics } from "@opentelemetry/api";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { Logger } from "pino";
-import type { StreamName } from "./catalog";
 import { ensureDeadLetterStream, publishDeadLetter } from "./dead-letters";
-import { assertValidEvent, type CloudEvent } from "./envelope";
 import { sleep } from "./sleep";
-import { ensureDurable, streamName, type Topology } from "./topology";
+import { ensureDurable } from "./topology";
 import { contextFrom, inSpan, SpanKind } from "./tracing";
 
 export interface DeliveryInfo {
@@ -74,7 +79,7 @@ const defaultBackoff = (attempt: number) => Math.min(250 * 2 ** (attempt - 1), 3
 const defaultUnavailableBackoff = (n: number) => Math.min(100 * 2 ** n, 5_000);
 
 const deadLettered = metrics
-  .getMeter("@humanpass/events")
+  .getMeter("@humanpass/event-bus")
   .createCounter("humanpass.events.dead_lettered", { description: "events sent to the dead-letter stream" });
 
 /**

@@ -1,41 +1,19 @@
 import {
+  STREAMS,
+  type StreamName,
+  streamName,
+  streamSubjects,
+  subjectOf,
+  type Topology,
+} from "@humanpass/events";
+import {
   AckPolicy,
   DeliverPolicy,
   type JetStreamManager,
   RetentionPolicy,
   StorageType,
 } from "@nats-io/jetstream";
-import { STREAMS, type StreamName } from "./catalog";
 
-/**
- * Names subjects and streams. Production uses an empty prefix (`chain.attestation_recorded` in stream `CHAIN`);
- * tests and parallel environments use their own prefix so they never share a stream.
- */
-export interface Topology {
-  prefix: string;
-}
-
-export const DEFAULT_TOPOLOGY: Topology = { prefix: "" };
-
-export function streamName(topology: Topology, stream: StreamName): string {
-  return topology.prefix ? `${topology.prefix.toUpperCase()}_${stream}` : stream;
-}
-
-export function subjectOf(topology: Topology, stream: StreamName, type: string): string {
-  const base = `${STREAMS[stream].domain}.${type}`;
-  return topology.prefix ? `${topology.prefix}.${base}` : base;
-}
-
-export function streamSubjects(topology: Topology, stream: StreamName): string {
-  return subjectOf(topology, stream, ">");
-}
-
-/** The event type a subject carries (its last token). */
-export function typeOfSubject(subject: string): string {
-  return subject.slice(subject.lastIndexOf(".") + 1);
-}
-
-/** Creates or updates the streams; safe to call from every replica at every start. */
 /** Deletes every stream of a prefixed topology: what a benchmark or test run created for itself. */
 export async function deletePrefixedStreams(jsm: JetStreamManager, topology: Topology): Promise<void> {
   if (!topology.prefix) throw new Error("only a prefixed topology's streams can be deleted");
@@ -45,6 +23,7 @@ export async function deletePrefixedStreams(jsm: JetStreamManager, topology: Top
   }
 }
 
+/** Creates or updates the streams; safe to call from every replica at every start. */
 export async function ensureStreams(
   jsm: JetStreamManager,
   topology: Topology,

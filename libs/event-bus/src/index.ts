@@ -1,0 +1,10 @@
+export * from "@humanpass/events";
+export { jetstreamManager } from "@nats-io/jetstream";
+export type { NatsConnection } from "@nats-io/transport-node";
+export * from "./cache-invalidation";
+export * from "./connection";
+export * from "./consumer";
+export * from "./dead-letters";
+export * from "./outbox";
+export * from "./topology";
+export { captureTraceContext, tracer } from "./tracing";

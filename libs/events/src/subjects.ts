@@ -1,0 +1,29 @@
+import { STREAMS, type StreamName } from "./catalog";
+
+/**
+ * Names subjects and streams. Production uses an empty prefix (`chain.attestation_recorded` in stream `CHAIN`);
+ * tests and parallel environments use their own prefix so they never share a stream.
+ */
+export interface Topology {
+  prefix: string;
+}
+
+export const DEFAULT_TOPOLOGY: Topology = { prefix: "" };
+
+export function streamName(topology: Topology, stream: StreamName): string {
+  return topology.prefix ? `${topology.prefix.toUpperCase()}_${stream}` : stream;
+}
+
+export function subjectOf(topology: Topology, stream: StreamName, type: string): string {
+  const base = `${STREAMS[stream].domain}.${type}`;
+  return topology.prefix ? `${topology.prefix}.${base}` : base;
+}
+
+export function streamSubjects(topology: Topology, stream: StreamName): string {
+  return subjectOf(topology, stream, ">");
+}
+
+/** The event type a subject carries (its last token). */
+export function typeOfSubject(subject: string): string {
+  return subject.slice(subject.lastIndexOf(".") + 1);
+}
