@@ -24,7 +24,13 @@ export {
   MissingAttestationsError,
 } from "./extension";
 export { type AttestationAwareSelector, createAttestationAwareSelector } from "./selector";
-export { type EVMSigner, signHumanProofChallengeEVM } from "./sign";
+export { withoutRedirects } from "./redirects";
+export {
+  type EVMSigner,
+  type SigningExpectation,
+  signHumanProofChallengeEVM,
+  signHumanProofChallengeEVMUnchecked,
+} from "./sign";
 
 /** The agent DID derived from its EVM address (same name as Billions' client). */
 export function buildDIDFromAddress(address: string): string {
