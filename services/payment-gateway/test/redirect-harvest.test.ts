@@ -82,11 +82,7 @@ beforeAll(async () => {
       ]),
     ],
   });
-  await stack.attestations.pairAgent(
-    victim(),
-    privateKeyToAccount(`0x${"41".repeat(32)}`).address,
-    HUMAN_ID,
-  );
+  await stack.attestations.pairAgent(victim(), privateKeyToAccount(`0x${"41".repeat(32)}`).address, HUMAN_ID);
   hostile = await startHostileSite(`${gateway.url}/weather`);
 });
 

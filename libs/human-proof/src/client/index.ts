@@ -23,8 +23,8 @@ export {
   type HumanProofClientExtensionOptions,
   MissingAttestationsError,
 } from "./extension";
-export { type AttestationAwareSelector, createAttestationAwareSelector } from "./selector";
 export { withoutRedirects } from "./redirects";
+export { type AttestationAwareSelector, createAttestationAwareSelector } from "./selector";
 export {
   type EVMSigner,
   type SigningExpectation,

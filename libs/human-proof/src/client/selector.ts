@@ -52,9 +52,7 @@ export function createAttestationAwareSelector(
       if (!disqualified) {
         const discounted = requirements.find((requirement) => {
           const needed = requiredAttestationsOf(requirement);
-          return (
-            needed.length > 0 && !skipped.has(requirement) && needed.every((schema) => held.has(schema))
-          );
+          return needed.length > 0 && !skipped.has(requirement) && needed.every((schema) => held.has(schema));
         });
         if (discounted) return discounted;
       }

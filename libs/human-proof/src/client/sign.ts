@@ -52,7 +52,9 @@ export async function signHumanProofChallengeEVM(
   expected: SigningExpectation,
 ): Promise<string> {
   if (typeof expected?.resourceUrl !== "string") {
-    throw new TypeError("signHumanProofChallengeEVM needs { resourceUrl }: the URL the proof will be sent to");
+    throw new TypeError(
+      "signHumanProofChallengeEVM needs { resourceUrl }: the URL the proof will be sent to",
+    );
   }
   assertChallengeFor(challenge, expected.resourceUrl);
   return signHumanProofChallengeEVMUnchecked(challenge, signer, chainId);

@@ -77,7 +77,9 @@ export class PublicHTTPResourceServer extends x402HTTPResourceServer {
   }
 
   override processSettlement(
-    ...[payload, requirements, declared, transport, ...rest]: Parameters<x402HTTPResourceServer["processSettlement"]>
+    ...[payload, requirements, declared, transport, ...rest]: Parameters<
+      x402HTTPResourceServer["processSettlement"]
+    >
   ): ReturnType<x402HTTPResourceServer["processSettlement"]> {
     const served: HTTPTransportContext | undefined = transport && {
       ...transport,
