@@ -35,7 +35,11 @@ export async function publishDryRun(packageDir: string): Promise<{ name: string;
     cwd: packageDir,
     env: outsideNpmEnv(),
   });
-  return JSON.parse(stdout.slice(stdout.indexOf("{")));
+  // npm 10 keys the report by package name; earlier versions print the report itself.
+  const report = JSON.parse(stdout.slice(stdout.indexOf("{")));
+  return typeof report.name === "string"
+    ? report
+    : (Object.values(report)[0] as { name: string; version: string });
 }
 
 const SHIPPED = /^(package\.json|README\.md|LICENSE|CHANGELOG\.md|dist\/.+\.(js|d\.ts|js\.map))$/;
