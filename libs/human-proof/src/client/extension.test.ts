@@ -8,8 +8,8 @@ import {
   startAttestationsApiStandIn,
 } from "../../test/attestations-api-stand-in";
 import { account, challenge, RESOURCE } from "../../test/proof-fixtures";
-import { agentDidFromAddress } from "../server/verify-request";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants";
+import { agentDidFromAddress } from "../server/verify-request";
 import { createHumanProofExtension, MissingAttestationsError } from "./extension";
 import { createAttestationAwareSelector } from "./selector";
 

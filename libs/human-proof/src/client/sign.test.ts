@@ -85,7 +85,13 @@ Issued At: 2026-11-22T00:00:00.000Z`);
 
   it("signs nothing without the URL the proof is for", async () => {
     const signed: string[] = [];
-    const recording = { address: agent.address, signMessage: async (m: string) => (signed.push(m), "0x") };
+    const recording = {
+      address: agent.address,
+      signMessage: async (m: string) => {
+        signed.push(m);
+        return "0x";
+      },
+    };
     const sign = signHumanProofChallengeEVM as (...args: unknown[]) => Promise<string>;
     await expect(sign(challenge(), recording, CHAIN)).rejects.toThrow(/resourceUrl/);
     await expect(sign(challenge(), recording, CHAIN, {})).rejects.toThrow(/resourceUrl/);
