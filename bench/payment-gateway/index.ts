@@ -29,7 +29,7 @@ import {
   createChallengeNonces,
   DEFAULT_AGENT_OWNERSHIP_SCHEMA,
   extractHumanProofChallenge,
-  signHumanProofChallengeEVM,
+  signHumanProofChallengeEVMUnchecked,
 } from "@humanpass/human-proof";
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
 import { freePort } from "@humanpass/testing/ports";
@@ -176,7 +176,7 @@ async function paymentHeaders(
     }
     let payload: PaymentPayload = await client.createPaymentPayload(required);
     if (human && challenge) {
-      const proof = await signHumanProofChallengeEVM(
+      const proof = await signHumanProofChallengeEVMUnchecked(
         challenge,
         { address: account.address, signMessage: (message) => account.signMessage({ message }) },
         NETWORK,

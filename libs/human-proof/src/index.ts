@@ -15,6 +15,9 @@ export {
   type HumanProofClientExtensionOptions,
   isMaxUseExceededError,
   MissingAttestationsError,
+  type SigningExpectation,
   signHumanProofChallengeEVM,
+  signHumanProofChallengeEVMUnchecked,
+  withoutRedirects,
 } from "./client/index";
 export * from "./server/index";

@@ -115,7 +115,7 @@ describe("interop with Billions' published packages", () => {
       createHumanProofExtension(),
       declareHumanProofExtension({ statement: "Prove it", expirationSeconds: 900 }),
     );
-    const proof = await signHumanProofChallengeEVM(ourChallenge, agent, CHAIN);
+    const proof = await signHumanProofChallengeEVM(ourChallenge, agent, CHAIN, { resourceUrl: RESOURCE });
     const theirResult = await billionsServer.verifyHumanProofRequest(theirs(), {
       resource: RESOURCE,
       humanProofHeader: proof,
@@ -130,7 +130,7 @@ describe("interop with Billions' published packages", () => {
       statement: "Same text",
       expirationTime: new Date(Date.now() + 60_000).toISOString(),
     });
-    expect(await signHumanProofChallengeEVM(c, agent, CHAIN)).toBe(
+    expect(await signHumanProofChallengeEVM(c, agent, CHAIN, { resourceUrl: RESOURCE })).toBe(
       await billionsClient.signHumanProofChallengeEVM(c, agent, CHAIN),
     );
   });
@@ -179,7 +179,7 @@ describe("interop with Billions' published packages", () => {
   });
 
   it("both refuse the same malformed proofs with the same reasons", async () => {
-    const valid = await signHumanProofChallengeEVM(challenge(), agent, CHAIN);
+    const valid = await signHumanProofChallengeEVM(challenge(), agent, CHAIN, { resourceUrl: RESOURCE });
     const cases: [string, string | null][] = [
       ["missing", null],
       ["not json", "{"],

@@ -1,10 +1,10 @@
 import { didFromAddress } from "@humanpass/identity";
 import { privateKeyToAccount } from "viem/accounts";
-import { type EVMSigner, signHumanProofChallengeEVM } from "../src/client/sign";
-import { createChallengeNonces } from "../src/server/challenge-nonces";
-import type { HumanResolution, PoUVerifier } from "../src/server/types";
+import { type EVMSigner, signHumanProofChallengeEVMUnchecked } from "../src/client/sign";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../src/common/constants";
 import type { HumanProofChallenge, HumanProofExtensionInfo } from "../src/common/types";
+import { createChallengeNonces } from "../src/server/challenge-nonces";
+import type { HumanResolution, PoUVerifier } from "../src/server/types";
 
 export const RESOURCE = "https://api.example.com/weather?city=Oslo";
 export const CHAIN = "eip155:45056";
@@ -40,7 +40,7 @@ export function challenge(info: Partial<HumanProofExtensionInfo> = {}): HumanPro
 }
 
 export function sign(signer: EVMSigner, info: Partial<HumanProofExtensionInfo> = {}): Promise<string> {
-  return signHumanProofChallengeEVM(challenge(info), signer, CHAIN);
+  return signHumanProofChallengeEVMUnchecked(challenge(info), signer, CHAIN);
 }
 
 /** Changes fields of a signed proof without signing again. */

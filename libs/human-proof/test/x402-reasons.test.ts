@@ -21,7 +21,7 @@ import {
   type HumanProofExtensionInfo,
   InMemoryHumanUsageStorage,
   type PoUVerifier,
-  signHumanProofChallengeEVM,
+  signHumanProofChallengeEVMUnchecked,
 } from "../src/index";
 import {
   type AttestationsApiStandIn,
@@ -111,7 +111,7 @@ function payWith(account = paired, alteration: Alteration = {}) {
       const issued = paymentRequired.extensions?.["human-proof"] as HumanProofChallenge | undefined;
       if (!issued) return payload;
       const challenge = { ...issued, info: { ...issued.info, ...alteration.info } };
-      const text = await signHumanProofChallengeEVM(challenge, signer, NETWORK);
+      const text = await signHumanProofChallengeEVMUnchecked(challenge, signer, NETWORK);
       const proof = alteration.proof ? alteration.proof(JSON.parse(text)) : text;
       return { ...payload, extensions: { ...payload.extensions, "human-proof": proof } };
     },

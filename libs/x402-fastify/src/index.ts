@@ -1,5 +1,6 @@
 export { FastifyHTTPAdapter, pathOf, publicUrlOf } from "./adapter";
 export { createEvmFacilitatorClient, type EvmFacilitatorOptions } from "./evm-facilitator";
+export { facilitatorRoutes } from "./facilitator-routes";
 export {
   createInProcessFacilitatorClient,
   createMockFacilitatorClient,

@@ -2,7 +2,7 @@ import type { HumanLookup } from "@humanpass/attestations-client";
 import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
 import type { Topology } from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
-import { type HumanProofChallenge, signHumanProofChallengeEVM } from "@humanpass/human-proof";
+import { type HumanProofChallenge, signHumanProofChallengeEVMUnchecked } from "@humanpass/human-proof";
 import { createTestDatabase, type TestDatabase, testTopology } from "@humanpass/testing";
 import pino from "pino";
 import type { LocalAccount } from "viem";
@@ -111,7 +111,7 @@ export function agentClient(url: string) {
     },
     /** Helper path end to end: instructions, SDK signature, claim with the header. */
     async helperProof(account: LocalAccount, chainId = "eip155:45056"): Promise<string> {
-      return signHumanProofChallengeEVM(await this.instructions(), evmSigner(account), chainId);
+      return signHumanProofChallengeEVMUnchecked(await this.instructions(), evmSigner(account), chainId);
     },
     /** Direct path end to end: challenge, EIP-191 signature of its message. */
     async directClaimBody(account: LocalAccount): Promise<{ nonce: string; signature: string }> {

@@ -2,7 +2,7 @@ import { AttestationsApiError, type HumanLookup } from "@humanpass/attestations-
 import {
   type HumanProofExtensionInfo,
   type HumanResolution,
-  signHumanProofChallengeEVM,
+  signHumanProofChallengeEVMUnchecked,
 } from "@humanpass/human-proof";
 import { didFromAddress } from "@humanpass/identity";
 import type { Hex } from "viem";
@@ -246,7 +246,7 @@ describe("POST /api/v1/claim, helper path (HUMAN-PROOF header)", () => {
   });
 
   it("5. terms other than the issued challenge's: another chain, version, issue time, statement, expiry or resources is refused", async () => {
-    const other = await signHumanProofChallengeEVM(
+    const other = await signHumanProofChallengeEVMUnchecked(
       { ...(await agent.instructions()), supportedChains: [{ chainId: "eip155:1", type: "eip191" }] },
       evmSigner(paired),
       "eip155:1",
@@ -272,7 +272,7 @@ describe("POST /api/v1/claim, helper path (HUMAN-PROOF header)", () => {
     ];
     for (const [reason, info] of cases) {
       const issued = await agent.instructions();
-      const proof = await signHumanProofChallengeEVM(
+      const proof = await signHumanProofChallengeEVMUnchecked(
         { ...issued, info: { ...issued.info, ...info } },
         evmSigner(paired),
         "eip155:45056",

@@ -13,6 +13,8 @@ export interface StackFile {
   devnetRpcUrl: string;
   chainId: number;
   usdc: string;
+  /** The devnet's x402 facilitator HTTP API (`HTTPFacilitatorClient({ url })`). */
+  facilitatorUrl?: string;
   prefix: string;
   natsUrl: string;
   /** The NATS user tools read events as, where the server has users (compose: `operator` of users.conf). */

@@ -5,6 +5,7 @@ import { ensureDatabase } from "@humanpass/db";
 import { type DemoSeed, type Devnet, mine, seedDemo, startDevnet } from "@humanpass/devnet";
 import { freePort } from "@humanpass/testing/ports";
 import { recordDemoHumans } from "./demo-humans";
+import { type DevnetFacilitator, startDevnetFacilitator } from "./facilitator";
 import {
   type LogSink,
   REPO_ROOT,
@@ -30,6 +31,9 @@ export const DEFAULT_PORTS: Record<ServiceName, number> = {
   "payment-gateway": 4021,
 };
 
+/** The devnet's x402 facilitator HTTP API under `make up`. */
+export const DEFAULT_FACILITATOR_PORT = 4022;
+
 /** The campaign of the demo: the nullifier session every demo human verified under. */
 export const DEMO_NULLIFIER_SESSION_ID = "20261122";
 
@@ -42,6 +46,8 @@ export interface StackOptions {
   /** Fixed ports (make up) or free ones (tests, the default). */
   ports?: "default" | "free";
   devnetPort?: number;
+  /** Interface the devnet facilitator listens on (default 127.0.0.1). */
+  facilitatorHost?: string;
   /** An empty devnet block at this interval, as a live chain grows (make up); none by default, as tests want. */
   blockIntervalSeconds?: number;
   log: LogSink;
@@ -54,6 +60,8 @@ export interface StackOptions {
 export interface Stack {
   devnet: Devnet;
   seed: DemoSeed;
+  /** The x402 facilitator HTTP API settling on the devnet, for integrators' servers. */
+  facilitator: DevnetFacilitator;
   humans: { did: string; userId: string; nullifier: string }[];
   urls: Record<ServiceName, string>;
   prefix: string;
@@ -70,19 +78,26 @@ export interface Stack {
  */
 export async function startStack(options: StackOptions): Promise<Stack> {
   const prefix = options.prefix ?? "";
-  // Accounts: 0 deploys, 1-3 are humans, 4-7 their agents, 8 settles payments, 9 receives them, 10-11 are
-  // agents with no human behind them; all but the humans hold test USDC.
+  // Accounts: 0 deploys, 1-3 are humans, 4-7 their agents, 8 settles the gateway's payments, 9 receives them,
+  // 10-11 are agents with no human behind them, 12 settles for the facilitator HTTP API; 0-11 hold test USDC.
   const devnet = await startDevnet({
     port: options.devnetPort ?? 0,
     usdcAccounts: 12,
     blockIntervalSeconds: options.blockIntervalSeconds,
   });
   const started: ServiceProcess[] = [];
+  let facilitator: DevnetFacilitator | undefined;
   const stop = async () => {
     await Promise.all(started.map((p) => p.stop()));
+    await facilitator?.stop();
     await devnet.stop();
   };
   try {
+    facilitator = await startDevnetFacilitator(devnet, {
+      port: options.ports === "default" ? DEFAULT_FACILITATOR_PORT : await freePort(),
+      host: options.facilitatorHost ?? "127.0.0.1",
+      settler: 12,
+    });
     const seed = await seedDemo(devnet);
     // The indexer emits blocks one confirmation deep; these make the last seeded block final.
     await mine(devnet, 2);
@@ -174,7 +189,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       humans: seed.humans,
     });
     await waitForDemoData(urls["attestations-api"], seed);
-    return { devnet, seed, humans, urls, prefix, processes, environments, stop };
+    return { devnet, seed, facilitator, humans, urls, prefix, processes, environments, stop };
   } catch (e) {
     await stop();
     throw e;

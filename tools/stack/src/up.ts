@@ -31,6 +31,7 @@ const stack = await startStack({
   devnetPort: Number(process.env.DEVNET_PORT ?? 8545),
   // The indexer serves a block once another follows it: without these, an attestation written last would wait.
   blockIntervalSeconds: Number(process.env.DEVNET_BLOCK_INTERVAL_SECONDS ?? 2),
+  facilitatorHost: process.env.HOST,
   logLevel: process.env.LOG_LEVEL ?? "info",
   otlpEndpoint: process.env.OTEL_EXPORTER_OTLP_ENDPOINT,
   // Loopback only, unless HOST says otherwise (e.g. HOST=0.0.0.0 to reach the stack from another device).
@@ -56,6 +57,7 @@ writeStackFile({
   devnetRpcUrl: stack.devnet.rpcUrl,
   chainId: stack.devnet.chainId,
   usdc: stack.devnet.addresses.usdc,
+  facilitatorUrl: stack.facilitator.url,
   prefix: stack.prefix,
   natsUrl,
   urls: stack.urls,
@@ -71,6 +73,9 @@ out("");
 for (const name of SERVICE_NAMES)
   out(`  ${name.padEnd(width)}  ${stack.urls[name].padEnd(24)} docs: ${docs(name)}`);
 out(`  ${"devnet".padEnd(width)}  ${stack.devnet.rpcUrl} (chain id ${stack.devnet.chainId})`);
+out(
+  `  ${"facilitator".padEnd(width)}  ${stack.facilitator.url.padEnd(24)} x402 facilitator API for the devnet (/supported, /verify, /settle)`,
+);
 out("");
 out(
   `Demo data: ${stack.seed.humans.length} verified humans, ${stack.seed.pairings.length} agents paired on chain, schemas`,

@@ -1,18 +1,29 @@
 /**
  * The SDK as an integrator gets it: `npm pack` of @humanpass/identity, @humanpass/attestations-client,
  * @humanpass/human-proof and @humanpass/x402-fastify, the tarballs installed into a throwaway project outside the workspace (plain JavaScript
- * ESM, nothing linked to this repository), then servers and agents of that project (./sdk-consumer/*.mjs, copied
- * there) against the devnet and a running attestations-api of the stack `make up` starts.
+ * ESM, nothing linked to this repository), then servers (Express, Hono, Fastify) and agents of that project
+ * (./sdk-consumer/*.mjs, copied there) against the devnet, the facilitator HTTP API and a running attestations-api
+ * of the stack `make up` starts.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { copyFileSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { lstat, readFile, rm } from "node:fs/promises";
+import { request } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { promisify } from "node:util";
 import { connectTestNats, createTestDatabase, type TestDatabase, testNatsUrl } from "@humanpass/testing";
+import {
+  outsideNpmEnv,
+  type PackedPackage,
+  packageHygieneProblems,
+  packPackage,
+  publishDryRun,
+  sourceMapsWithoutSources,
+} from "@humanpass/testing/packing";
 import { freePort } from "@humanpass/testing/ports";
+import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { erc20Abi } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../src/processes";
@@ -28,33 +39,31 @@ const INTEGRATOR_DEPENDENCIES = {
   "@x402/evm": "2.27.0",
   "@x402/express": "2.27.0",
   "@x402/fetch": "2.27.0",
+  "@x402/hono": "2.27.0",
+  "@hono/node-server": "1.19.19",
   express: "5.1.0",
   fastify: "5.4.0",
+  hono: "4.13.19",
   viem: "2.57.20",
 };
+const FRAMEWORKS = ["express", "hono", "fastify"] as const;
 const STANDARD = 10_000n;
 const DISCOUNTED = 1_000n;
 
-/** npm run from inside this workspace passes its settings on in npm_* variables; the consumer must not see them. */
-const outsideEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
+const outsideEnv = outsideNpmEnv;
 
 let project: string;
-let packed: Record<string, { filename: string; files: { path: string }[] }>;
+let packed: Record<string, PackedPackage>;
 let database: TestDatabase;
 let stack: Stack;
 const servers: ChildProcess[] = [];
-const urls: { express?: string; fastify?: string } = {};
+const urls: Partial<Record<(typeof FRAMEWORKS)[number], string>> = {};
 const logs: string[] = [];
 
 async function packAndInstall(): Promise<void> {
   packed = {};
-  for (const name of SDK_PACKAGES) {
-    const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", project], {
-      cwd: path.join(REPO_ROOT, "libs", name),
-      env: outsideEnv(),
-    });
-    packed[name] = JSON.parse(stdout)[0];
-  }
+  for (const name of SDK_PACKAGES)
+    packed[name] = await packPackage(path.join(REPO_ROOT, "libs", name), project);
   const tarball = (name: string) => `file:./${packed[name]!.filename}`;
   writeFileSync(
     path.join(project, "package.json"),
@@ -87,6 +96,7 @@ async function packAndInstall(): Promise<void> {
 
 function serverEnv(facilitatorAccount: number): Record<string, string> {
   return {
+    FACILITATOR_URL: stack.facilitator.url,
     CHAIN_ID: String(stack.devnet.chainId),
     RPC_URL: stack.devnet.rpcUrl,
     USDC: stack.devnet.addresses.usdc,
@@ -99,9 +109,10 @@ function serverEnv(facilitatorAccount: number): Record<string, string> {
 
 /** Starts one of the project's servers with plain node and resolves with the URL it prints once listening. */
 async function startServer(script: string, env: Record<string, string>): Promise<string> {
+  const port = await freePort();
   const child = spawn(process.execPath, [script], {
     cwd: project,
-    env: { ...outsideEnv(), ...env, PORT: String(await freePort()) },
+    env: { ...outsideEnv(), ...env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` },
     stdio: ["ignore", "pipe", "pipe"],
   });
   servers.push(child);
@@ -170,8 +181,10 @@ beforeAll(async () => {
   ]);
   stack = started;
   // Accounts 8 and 11 settle (one each, so their nonces never interleave); 9 receives every payment.
-  [urls.express, urls.fastify] = await Promise.all([
-    startServer("express-server.mjs", serverEnv(8)),
+  // Express and Hono settle through the stack's facilitator HTTP API; Fastify in process from account 11.
+  [urls.express, urls.hono, urls.fastify] = await Promise.all([
+    startServer("express-server.mjs", serverEnv(11)),
+    startServer("hono-server.mjs", serverEnv(11)),
     startServer("fastify-server.mjs", serverEnv(11)),
   ]);
 }, 600_000);
@@ -199,20 +212,33 @@ afterAll(async () => {
 }, 180_000);
 
 describe("the SDK packed and installed outside the workspace", () => {
-  it("ships compiled JavaScript and declarations only: no sources, tests or fixtures", () => {
+  it("ships compiled JavaScript, declarations, source maps with their sources, README, LICENSE and CHANGELOG only", async () => {
     for (const name of SDK_PACKAGES) {
       const files = packed[name]!.files.map((f) => f.path);
-      expect(files).toContain("package.json");
-      expect(files).toContain("README.md");
       expect(files).toContain("dist/index.js");
       expect(files).toContain("dist/index.d.ts");
-      const unexpected = files.filter(
-        (f) =>
-          !/^(package\.json|README\.md|dist\/.+\.(js|d\.ts|js\.map))$/.test(f) ||
-          /(^|\/)(tests?|fixtures?)\/|\.(test|spec)\./.test(f),
-      );
-      expect(unexpected).toEqual([]);
+      const manifest = JSON.parse(await readFile(path.join(REPO_ROOT, "libs", name, "package.json"), "utf8"));
+      expect({ name, problems: packageHygieneProblems(manifest, files) }).toEqual({ name, problems: [] });
+      const installed = path.join(project, "node_modules/@humanpass", name);
+      expect({ name, lacking: await sourceMapsWithoutSources(installed) }).toEqual({ name, lacking: [] });
     }
+  });
+
+  it("passes npm publish --dry-run", async () => {
+    for (const name of SDK_PACKAGES) {
+      expect(await publishDryRun(path.join(REPO_ROOT, "libs", name))).toMatchObject({
+        name: `@humanpass/${name}`,
+        version: expect.stringMatching(/^0\./),
+      });
+    }
+  });
+
+  it("declares the @x402/core range it is tested at", async () => {
+    for (const name of ["human-proof", "x402-fastify"]) {
+      const manifest = JSON.parse(await readFile(path.join(REPO_ROOT, "libs", name, "package.json"), "utf8"));
+      expect(manifest.peerDependencies["@x402/core"]).toBe("^2.23.0");
+    }
+    expect(INTEGRATOR_DEPENDENCIES["@x402/core"]).toBe("2.27.0");
   });
 
   it("is installed as plain packages, not links into this repository", async () => {
@@ -226,8 +252,38 @@ describe("the SDK packed and installed outside the workspace", () => {
     expect(path.relative(REPO_ROOT, project).startsWith("..")).toBe(true);
   });
 
-  it("Express (@x402/express + @humanpass/human-proof/server): the agent pays the discounted tier until max_use_exceeded, then the standard tier", async () => {
+  it.each(FRAMEWORKS)("%s: HEAD on the paid route is refused without payment", async (framework) => {
+    const response = await fetch(`${urls[framework]}/weather`, { method: "HEAD" });
+    expect(response.status).toBe(402);
+  });
+
+  it.each(FRAMEWORKS)(
+    "%s: a forged Host does not change the challenge's signed domain",
+    async (framework) => {
+      const url = new URL(`${urls[framework]}/weather?city=Zurich`);
+      const header = await new Promise<string>((resolve, reject) => {
+        request(url, { headers: { host: "evil.example" } }, (response) => {
+          response.resume();
+          resolve(String(response.headers["payment-required"]));
+        })
+          .on("error", reject)
+          .end();
+      });
+      const challenge = decodePaymentRequiredHeader(header).extensions?.["human-proof"] as {
+        info: { domain: string; uri: string };
+      };
+      expect(challenge.info).toMatchObject({ domain: url.hostname, uri: url.href });
+    },
+  );
+
+  it("Express (@x402/express + @humanpass/human-proof/server, the stack's facilitator): the agent pays the discounted tier until max_use_exceeded, then the standard tier", async () => {
     const { paid, received } = await payRepeatedly(4, `${urls.express}/weather`, 3);
+    expect(paid).toEqual([DISCOUNTED, DISCOUNTED, STANDARD]);
+    expect(received).toBe(2n * DISCOUNTED + STANDARD);
+  });
+
+  it("Hono (@x402/hono + @humanpass/human-proof/server, the stack's facilitator): the agent pays the discounted tier until max_use_exceeded, then the standard tier", async () => {
+    const { paid, received } = await payRepeatedly(5, `${urls.hono}/weather`, 3);
     expect(paid).toEqual([DISCOUNTED, DISCOUNTED, STANDARD]);
     expect(received).toBe(2n * DISCOUNTED + STANDARD);
   });

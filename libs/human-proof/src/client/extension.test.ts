@@ -9,6 +9,7 @@ import {
 } from "../../test/attestations-api-stand-in";
 import { account, challenge, RESOURCE } from "../../test/proof-fixtures";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants";
+import { agentDidFromAddress } from "../server/verify-request";
 import { createHumanProofExtension, MissingAttestationsError } from "./extension";
 import { createAttestationAwareSelector } from "./selector";
 
@@ -39,7 +40,8 @@ function paymentRequired(offered = challenge()): PaymentRequired {
   return {
     x402Version: 2,
     resource: { url: offered.info.uri ?? "", description: "", mimeType: "" },
-    accepts: [tier(), gated],
+    // Fresh objects per 402, as a transport decodes them from each response.
+    accepts: [tier(), tier([DEFAULT_AGENT_OWNERSHIP_SCHEMA])],
     extensions: { "human-proof": offered },
   };
 }
@@ -126,5 +128,31 @@ describe("createHumanProofExtension (client)", () => {
       /transport/,
     );
     expect(await answer(extension, payload(gated), paymentRequired(), RESOURCE)).toBeDefined();
+  });
+
+  it("with a selector, pays the standard tier with a warning instead of refusing a challenge for another host", async () => {
+    const selector = createAttestationAwareSelector(agentDidFromAddress(paired.address), undefined, {
+      attestationsApiBaseUrl: api.attestationsUrl,
+    });
+    const warnings: string[] = [];
+    const extension = createHumanProofExtension(paired, { selector, warn: (m) => warnings.push(m) });
+    const { http } = extension.transportHooks as { http: HTTPClientExtensionHooks };
+    // The agent asked for localhost; the server issued its challenge for 127.0.0.1.
+    const required = paymentRequired(
+      challenge({ uri: "http://127.0.0.1:4021/weather", domain: "127.0.0.1:4021" }),
+    );
+    await http.onPaymentRequired?.(required.extensions?.["human-proof"], {
+      paymentRequired: required,
+      requestUrl: "http://localhost:4021/weather",
+    });
+    expect(selector.selector(2, required.accepts)).toEqual(tier());
+    expect(warnings).toEqual([expect.stringMatching(/standard tier.*not for the requested/)]);
+    // The same agent, asked for the URL the challenge names, takes the discount.
+    const matching = paymentRequired();
+    await http.onPaymentRequired?.(matching.extensions?.["human-proof"], {
+      paymentRequired: matching,
+      requestUrl: RESOURCE,
+    });
+    expect(selector.selector(2, matching.accepts)).toEqual(gated);
   });
 });

@@ -6,7 +6,7 @@ import { agentDidFromAddress } from "../server/verify-request";
 import { checkAttestation } from "./check-attestation";
 import { isMaxUseExceededError } from "./errors";
 import { type AttestationAwareSelector, requiredAttestationsOf } from "./selector";
-import { type EVMSigner, signHumanProofChallengeEVM } from "./sign";
+import { challengeRefusal, type EVMSigner, signHumanProofChallengeEVM } from "./sign";
 
 export type HumanProofClientExtensionOptions = {
   /** Attestations list endpoint for the pre-signing check made when no `selector` is given. */
@@ -17,6 +17,11 @@ export type HumanProofClientExtensionOptions = {
    * discounted tiers and asks the transport to retry, which then pays the standard tier.
    */
   selector?: AttestationAwareSelector;
+  /**
+   * Told why a 402's discounted tiers are skipped (its challenge is not for the URL requested) when a `selector`
+   * lets the agent pay the standard tier instead. Default `console.warn`.
+   */
+  warn?: (message: string) => void;
 };
 
 export type AttestationRequirement = { schemaId: string };
@@ -72,19 +77,27 @@ async function assertHeld(did: string, schemas: string[], attestationsApiBaseUrl
  * Client extension for `x402Client.registerExtension`: when the chosen tier has `extra.requiredAttestations`,
  * checks that the server's challenge names the URL that answered 402 (its `uri`, and its host as `domain`),
  * signs it and puts the proof JSON text at `extensions["human-proof"]`, exactly as
- * Billions' client does. Other tiers are left alone. Without a `selector` it first checks that the agent DID
- * holds the tier's schemas and throws `MissingAttestationsError` if not (with one, the selector has checked).
+ * Billions' client does. Other tiers are left alone. With a `selector`, a challenge for another URL makes the
+ * agent pay that 402's standard tier (with a warning); without one, signing throws. Without a `selector` it also
+ * checks that the agent DID holds the tier's schemas and throws `MissingAttestationsError` if not.
  */
 export function createHumanProofExtension(
   signer: EVMSigner,
   options: HumanProofClientExtensionOptions = {},
 ): ClientExtension {
-  const { selector } = options;
+  const { selector, warn = console.warn } = options;
   // The URL each 402 answered, as the transport reports it: the challenge must be for that URL.
   const requestedUrls = new WeakMap<object, string>();
   const http: HTTPClientExtensionHooks = {
     onPaymentRequired: async (_declaration, context) => {
       requestedUrls.set(context.paymentRequired, context.requestUrl);
+      const challenge = extractHumanProofChallenge(context.paymentRequired);
+      const refusal = challenge && challengeRefusal(challenge, context.requestUrl);
+      if (refusal && selector) {
+        // Not signing must not mean not paying: the standard tier needs no proof.
+        warn(`human-proof: not signing, paying the standard tier instead: ${refusal}`);
+        selector.skipDiscountedTiersOf(context.paymentRequired);
+      }
       await selector?.refresh(context.paymentRequired);
     },
   };

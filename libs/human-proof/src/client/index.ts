@@ -23,8 +23,14 @@ export {
   type HumanProofClientExtensionOptions,
   MissingAttestationsError,
 } from "./extension";
+export { withoutRedirects } from "./redirects";
 export { type AttestationAwareSelector, createAttestationAwareSelector } from "./selector";
-export { type EVMSigner, signHumanProofChallengeEVM } from "./sign";
+export {
+  type EVMSigner,
+  type SigningExpectation,
+  signHumanProofChallengeEVM,
+  signHumanProofChallengeEVMUnchecked,
+} from "./sign";
 
 /** The agent DID derived from its EVM address (same name as Billions' client). */
 export function buildDIDFromAddress(address: string): string {

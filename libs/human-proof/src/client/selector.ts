@@ -13,6 +13,8 @@ export type AttestationAwareSelector = {
   refresh: (paymentRequired?: Pick<PaymentRequired, "accepts">) => Promise<void>;
   /** From now on the selector skips tiers with `requiredAttestations` (after a `max_use_exceeded`). */
   disqualify: () => void;
+  /** The selector skips the tiers with `requiredAttestations` of this one 402 (a challenge the agent will not sign). */
+  skipDiscountedTiersOf: (paymentRequired: Pick<PaymentRequired, "accepts">) => void;
 };
 
 export function requiredAttestationsOf(
@@ -34,6 +36,8 @@ export function createAttestationAwareSelector(
 ): AttestationAwareSelector {
   let held = new Set<string>();
   let disqualified = false;
+  // Requirement objects of single 402s whose discount the agent will not take; x402 hands the selector those objects.
+  const skipped = new WeakSet<PaymentRequirements>();
 
   const holds = async (schema: string): Promise<boolean> => {
     try {
@@ -48,7 +52,7 @@ export function createAttestationAwareSelector(
       if (!disqualified) {
         const discounted = requirements.find((requirement) => {
           const needed = requiredAttestationsOf(requirement);
-          return needed.length > 0 && needed.every((schema) => held.has(schema));
+          return needed.length > 0 && !skipped.has(requirement) && needed.every((schema) => held.has(schema));
         });
         if (discounted) return discounted;
       }
@@ -69,6 +73,11 @@ export function createAttestationAwareSelector(
     },
     disqualify() {
       disqualified = true;
+    },
+    skipDiscountedTiersOf(paymentRequired) {
+      for (const requirement of paymentRequired.accepts) {
+        if (requiredAttestationsOf(requirement).length > 0) skipped.add(requirement);
+      }
     },
   };
 }

@@ -1,9 +1,10 @@
 import { recoverMessageAddress } from "viem";
 import { describe, expect, it } from "vitest";
 import { account, CHAIN, challenge, RESOURCE } from "../../test/proof-fixtures";
-import { signHumanProofChallengeEVM } from "./sign";
+import { signHumanProofChallengeEVM, signHumanProofChallengeEVMUnchecked } from "./sign";
 
 const agent = account(1);
+const forUs = { resourceUrl: RESOURCE };
 
 describe("signHumanProofChallengeEVM", () => {
   it("signs the SIWE-style text and returns the proof JSON with every challenge field", async () => {
@@ -21,7 +22,7 @@ describe("signHumanProofChallengeEVM", () => {
       expirationTime: "2026-11-22T00:15:00.000Z",
       statement: "Verify your agent is backed by a verified human",
     });
-    const proof = JSON.parse(await signHumanProofChallengeEVM(c, signer, CHAIN));
+    const proof = JSON.parse(await signHumanProofChallengeEVM(c, signer, CHAIN, forUs));
 
     expect(signed).toEqual([
       `api.example.com wants you to sign in with your Ethereum account:
@@ -62,6 +63,7 @@ Resources:
         },
       },
       CHAIN,
+      forUs,
     );
     expect(signed[0]).toBe(`api.example.com wants you to sign in with your Ethereum account:
 ${agent.address}
@@ -74,13 +76,37 @@ Issued At: 2026-11-22T00:00:00.000Z`);
   });
 
   it("refuses a chain the challenge does not offer for eip191", async () => {
-    await expect(signHumanProofChallengeEVM(challenge(), agent, "eip155:1")).rejects.toThrow(/eip155:1/);
+    await expect(signHumanProofChallengeEVM(challenge(), agent, "eip155:1", forUs)).rejects.toThrow(
+      /eip155:1/,
+    );
     const solanaOnly = { ...challenge(), supportedChains: [{ chainId: CHAIN, type: "ed25519" as const }] };
-    await expect(signHumanProofChallengeEVM(solanaOnly, agent, CHAIN)).rejects.toThrow(/not offered/);
+    await expect(signHumanProofChallengeEVM(solanaOnly, agent, CHAIN, forUs)).rejects.toThrow(/not offered/);
   });
 
-  it("given the URL the proof is for, refuses a challenge for another uri or domain", async () => {
-    const forUs = { resourceUrl: RESOURCE };
+  it("signs nothing without the URL the proof is for", async () => {
+    const signed: string[] = [];
+    const recording = {
+      address: agent.address,
+      signMessage: async (m: string) => {
+        signed.push(m);
+        return "0x";
+      },
+    };
+    const sign = signHumanProofChallengeEVM as (...args: unknown[]) => Promise<string>;
+    await expect(sign(challenge(), recording, CHAIN)).rejects.toThrow(/resourceUrl/);
+    await expect(sign(challenge(), recording, CHAIN, {})).rejects.toThrow(/resourceUrl/);
+    expect(signed).toEqual([]);
+  });
+
+  it("the unchecked variant signs a challenge for any site, as Billions' client does", async () => {
+    const elsewhere = challenge({ uri: "https://gateway.example/api/v1/weather", domain: "gateway.example" });
+    expect(JSON.parse(await signHumanProofChallengeEVMUnchecked(elsewhere, agent, CHAIN))).toMatchObject({
+      domain: "gateway.example",
+      address: agent.address,
+    });
+  });
+
+  it("refuses a challenge for another uri or domain than the URL the proof is for", async () => {
     expect(await signHumanProofChallengeEVM(challenge(), agent, CHAIN, forUs)).toContain(agent.address);
     const elsewhere = challenge({ uri: "https://gateway.example/api/v1/weather" });
     await expect(signHumanProofChallengeEVM(elsewhere, agent, CHAIN, forUs)).rejects.toThrow(/not for/);

@@ -29,20 +29,47 @@ export function assertChallengeFor(challenge: HumanProofChallenge, resourceUrl: 
   }
 }
 
+/** Why `challenge` must not be signed for `resourceUrl`, or null when it may. */
+export function challengeRefusal(challenge: HumanProofChallenge, resourceUrl: string): string | null {
+  try {
+    assertChallengeFor(challenge, resourceUrl);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
 /**
- * Signs a human-proof challenge (the `extensions["human-proof"]` object of a 402, or the challenge JSON of
- * an instructions route) with an EOA key. Returns the proof JSON text for the `HUMAN-PROOF` header or the
- * x402 payment payload. Throws when `chainId` is not offered with type `eip191`, and, given `expected`, when the
- * challenge is not for `expected.resourceUrl` (pass it whenever the challenge came from a server: the URL the
- * proof will be sent to).
+ * Signs a human-proof challenge (the `extensions["human-proof"]` object of a 402, or the challenge JSON of an
+ * instructions route) with an EOA key, for the URL the proof will be sent to: throws unless the challenge's `uri`
+ * is `expected.resourceUrl` and its `domain` that URL's host, or when `chainId` is not offered with type `eip191`.
+ * Returns the proof JSON text for the `HUMAN-PROOF` header or the x402 payment payload.
  */
 export async function signHumanProofChallengeEVM(
   challenge: HumanProofChallenge,
   signer: EVMSigner,
   chainId: string,
-  expected?: SigningExpectation,
+  expected: SigningExpectation,
 ): Promise<string> {
-  if (expected) assertChallengeFor(challenge, expected.resourceUrl);
+  if (typeof expected?.resourceUrl !== "string") {
+    throw new TypeError(
+      "signHumanProofChallengeEVM needs { resourceUrl }: the URL the proof will be sent to",
+    );
+  }
+  assertChallengeFor(challenge, expected.resourceUrl);
+  return signHumanProofChallengeEVMUnchecked(challenge, signer, chainId);
+}
+
+/**
+ * Signs whatever site and resource the challenge names (Billions' client's behaviour): a proof for a challenge
+ * a hostile server relays is spendable where that challenge was issued. For tests and for callers that checked
+ * the challenge's `domain` and `uri` themselves.
+ */
+export async function signHumanProofChallengeEVMUnchecked(
+  challenge: HumanProofChallenge,
+  signer: EVMSigner,
+  chainId: string,
+): Promise<string> {
   const chain = challenge.supportedChains?.find((c) => c.chainId === chainId && c.type === "eip191");
   if (!chain) {
     const offered = (challenge.supportedChains ?? []).map((c) => `${c.chainId} (${c.type})`).join(", ");

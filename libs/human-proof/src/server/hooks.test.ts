@@ -3,7 +3,7 @@ import type { VerifyContext } from "@x402/core/server";
 import type { PaymentRequirements } from "@x402/core/types";
 import { describe, expect, it } from "vitest";
 import { account, challenge, RESOURCE, registry, resolutionFor, sign } from "../../test/proof-fixtures";
-import { signHumanProofChallengeEVM } from "../client/sign";
+import { signHumanProofChallengeEVMUnchecked } from "../client/sign";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants";
 import { createChallengeNonces } from "./challenge-nonces";
 import { declareHumanProofExtension } from "./declare";
@@ -194,7 +194,7 @@ describe("createVerifyHumanProofHook", () => {
 
   it("refuses a chain the challenge did not offer and a version other than the one issued", async () => {
     const { hook } = setup();
-    const otherChain = await signHumanProofChallengeEVM(
+    const otherChain = await signHumanProofChallengeEVMUnchecked(
       { ...challenge(), supportedChains: [{ chainId: "eip155:1", type: "eip191" }] },
       agent,
       "eip155:1",

@@ -54,6 +54,8 @@ export {
 export { type CachingPoUVerifier, cachePositiveLookups, type LookupCacheOptions } from "./lookup-cache";
 export { InMemoryHumanUsageStorage, InMemoryNonceStore } from "./memory-stores";
 export { DEFAULT_PAYWALL_HTML, paywallInstructions } from "./paywall";
+export { PublicHTTPResourceServer, type PublicHTTPResourceServerOptions } from "./public-http-server";
+export { type Stablecoin, stablecoinMoneyParser } from "./stablecoin";
 export type {
   AdmissionOutcome,
   HumanNotRegisteredEvent,

@@ -5,7 +5,7 @@ import {
   createHumanProofClientExtension,
   DEFAULT_AGENT_OWNERSHIP_SCHEMA,
   extractHumanProofChallenge,
-  signHumanProofChallengeEVM,
+  signHumanProofChallengeEVMUnchecked,
 } from "@humanpass/human-proof";
 import type { ClientExtension } from "@x402/core/client";
 import { x402Client } from "@x402/core/client";
@@ -83,7 +83,7 @@ export function rawProofExtension(
       if (!challenge) return paymentPayload;
       const signed = { ...challenge, info: beforeSigning({ ...challenge.info }) } as typeof challenge;
       const proof = JSON.parse(
-        await signHumanProofChallengeEVM(signed, signer, challenge.supportedChains[0].chainId),
+        await signHumanProofChallengeEVMUnchecked(signed, signer, challenge.supportedChains[0].chainId),
       );
       const edited = edit(proof);
       if (edited === undefined) return paymentPayload;

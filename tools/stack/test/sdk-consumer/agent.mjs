@@ -3,6 +3,7 @@ import {
   buildDIDFromAddress,
   createAttestationAwareSelector,
   createHumanProofExtension,
+  withoutRedirects,
 } from "@humanpass/human-proof/client";
 import { x402Client } from "@x402/core/client";
 import { decodePaymentResponseHeader } from "@x402/core/http";
@@ -27,7 +28,8 @@ client.registerExtension(
     { selector },
   ),
 );
-const pay = wrapFetchWithPayment(fetch, client);
+// Redirects are not followed: x402 would send the payment to the URL first requested, not to the one it checked.
+const pay = wrapFetchWithPayment(withoutRedirects(fetch), client);
 const response = await pay(url);
 const settlement = response.headers.get("payment-response");
 process.stdout.write(

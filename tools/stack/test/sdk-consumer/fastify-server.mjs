@@ -6,10 +6,9 @@ import {
 } from "@humanpass/human-proof/server";
 import { createEvmFacilitatorClient, installPaymentGate } from "@humanpass/x402-fastify";
 import { x402HTTPResourceServer, x402ResourceServer } from "@x402/core/server";
-import { ExactEvmScheme } from "@x402/evm/exact/server";
 import Fastify from "fastify";
 import { defineChain } from "viem";
-import { humanProofOptions, weatherRoute } from "./routes.mjs";
+import { devnetScheme, humanProofOptions, weatherRoute } from "./routes.mjs";
 
 const env = process.env;
 const network = `eip155:${env.CHAIN_ID}`;
@@ -25,7 +24,7 @@ const facilitator = createEvmFacilitatorClient({
   privateKey: env.FACILITATOR_KEY,
 });
 
-const resourceServer = new x402ResourceServer(facilitator).register(network, new ExactEvmScheme());
+const resourceServer = new x402ResourceServer(facilitator).register(network, devnetScheme(env));
 configureHumanProofServer(
   resourceServer,
   humanProofOptions(env, new InMemoryHumanUsageStorage(), new InMemoryNonceStore()),
@@ -33,10 +32,10 @@ configureHumanProofServer(
 
 const app = Fastify();
 await installPaymentGate(app, {
-  publicUrl: `http://127.0.0.1:${env.PORT}`,
+  publicUrl: env.PUBLIC_URL,
   httpServer: new x402HTTPResourceServer(resourceServer, { "GET /weather": weatherRoute(env) }),
 });
 app.get("/weather", async () => ({ city: "Zurich", temperatureC: 7 }));
-const url = await app.listen({ port: Number(env.PORT), host: "127.0.0.1" });
-process.stdout.write(`listening ${url}\n`);
+await app.listen({ port: Number(env.PORT), host: "127.0.0.1" });
+process.stdout.write(`listening ${env.PUBLIC_URL}\n`);
 process.on("SIGTERM", () => app.close().then(() => process.exit(0)));

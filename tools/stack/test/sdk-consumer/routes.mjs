@@ -1,22 +1,32 @@
 // One paid route, as an integrator would declare it: the standard tier for anyone, a tenth of the price for agents
-// that a verified human owns, at most MAX_USE times per human.
-import { declareHumanProofExtension } from "@humanpass/human-proof/server";
+// that a verified human owns, at most MAX_USE times per human. Dollar prices, paid in the devnet's USDC.
+import { declareHumanProofExtension, stablecoinMoneyParser } from "@humanpass/human-proof/server";
+import { ExactEvmScheme } from "@x402/evm/exact/server";
 
-export const STANDARD = "10000";
-export const DISCOUNTED = "1000";
 export const MAX_USE = 2;
+
+/** x402's EVM server scheme, told that dollars on the devnet are its USDC (x402 knows public networks only). */
+export function devnetScheme(env) {
+  return new ExactEvmScheme().registerMoneyParser(
+    stablecoinMoneyParser({
+      network: `eip155:${env.CHAIN_ID}`,
+      asset: env.USDC,
+      name: "USD Coin",
+      version: "2",
+    }),
+  );
+}
 
 export function weatherRoute(env) {
   const network = `eip155:${env.CHAIN_ID}`;
-  const price = (amount) => ({ amount, asset: env.USDC, extra: { name: "USD Coin", version: "2" } });
   return {
     accepts: [
-      { scheme: "exact", network, payTo: env.PAY_TO, price: price(STANDARD) },
+      { scheme: "exact", network, payTo: env.PAY_TO, price: "$0.01" },
       {
         scheme: "exact",
         network,
         payTo: env.PAY_TO,
-        price: price(DISCOUNTED),
+        price: "$0.001",
         extra: { requiredAttestations: [env.OWNERSHIP_SCHEMA], maxUse: MAX_USE, scope: "weather" },
       },
     ],
