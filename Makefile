@@ -18,9 +18,9 @@ help:
 	@echo "make bench    benchmarks (figures printed, not asserted), after make perf-check"
 	@echo "make perf-check  the query plans the benchmarks rest on (generic plans, index use); fails when they change"
 	@echo "make down     stop what make up started"
-	@echo "make compose-up    the stack in containers (installs and starts a Docker engine when none answers;"
-	@echo "                   REPLICAS=2 for two of every service); make demo then runs against it"
-	@echo "make compose-down  remove the containers (and stop the engine if compose-up started it)"
+	@echo "make compose-up    the stack in containers on your Docker engine, upstream images pulled (local stand-ins"
+	@echo "                   when no registry answers; REPLICAS=2 for two of every service); make demo then runs against it"
+	@echo "make compose-down  remove the containers (the engine keeps running)"
 	@echo "make test-compose  the stack in containers with 2 replicas each, under faults; prints its invariants"
 
 node:

@@ -1,9 +1,9 @@
-// Start-up of each service, compiled (node --enable-source-maps dist/service.js, its bundle, as the images run it)
-// against tsx (node --import tsx src/main.ts, the development path), in the same run: the time from spawning the
-// process to the first 200 of /readyz, and the resident set size right then. Every start is against the same devnet,
-// Postgres database and NATS streams, already migrated and created by a first start of the whole stack, so both
-// modes do the same work; compiled and tsx starts alternate within each round. tsx's transform cache is warm after
-// the first round. Prints the median of BENCH_ROUNDS (default 5) rounds per service and mode, and the ratios.
+// Start-up of each service as the images run it (node --enable-source-maps dist/service.js, its bundle), on a quiet
+// host and beside two CPU-bound processes (as many as this machine has cores), in the same run: the time from
+// spawning the process to the first 200 of /readyz, and the resident set size right then. Every start is against the
+// same devnet, Postgres database and NATS streams, already migrated and created by a first start of the whole stack,
+// so every start does the same work; quiet and loaded starts alternate within each round. The verifier runs one
+// worker per core, as the images do. Prints the median of BENCH_ROUNDS (default 5) rounds per service and condition.
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -15,19 +15,9 @@ import pino from "pino";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const READY_TIMEOUT_MS = 120_000;
-const MODES = {
-  compiled: (name: ServiceName) => [
-    "--enable-source-maps",
-    path.join(REPO_ROOT, `services/${name}/dist/service.js`),
-  ],
-  tsx: (name: ServiceName) => [
-    "--conditions=@humanpass/source",
-    "--import",
-    "tsx",
-    path.join(REPO_ROOT, `services/${name}/src/main.ts`),
-  ],
-} as const;
-type Mode = keyof typeof MODES;
+const HOGS = Number(process.env.BENCH_HOGS ?? 2);
+const CONDITIONS = ["quiet", "hogged"] as const;
+type Condition = (typeof CONDITIONS)[number];
 
 const dbUrl = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
 dbUrl.pathname = `/bench_startup_${randomPrefix()}`;
@@ -53,32 +43,53 @@ async function stop(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
+/** Processes that only burn CPU, until stopped. */
+function hogs(count: number): ChildProcess[] {
+  return Array.from({ length: count }, () =>
+    spawn(process.execPath, ["-e", "for (;;);"], { stdio: "ignore" }),
+  );
+}
+
 /** One start: milliseconds from spawn to the first /readyz 200, and the RSS then. */
-async function startOnce(name: ServiceName, mode: Mode, env: Record<string, string>) {
+async function startOnce(name: ServiceName, condition: Condition, env: Record<string, string>) {
   const port = await freePort();
+  const load = condition === "hogged" ? hogs(HOGS) : [];
   const started = performance.now();
-  const child = spawn(process.execPath, MODES[mode](name), {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: "warn", LOG_PRETTY: "false" },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--enable-source-maps", path.join(REPO_ROOT, `services/${name}/dist/service.js`)],
+    {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        ...env,
+        PORT: String(port),
+        LOG_LEVEL: "warn",
+        LOG_PRETTY: "false",
+        VERIFIER_WORKERS: "0",
+      },
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
   let stderr = "";
   child.stderr!.on("data", (chunk) => {
     stderr += chunk;
   });
   try {
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`${name} (${mode}) exited ${child.exitCode}: ${stderr}`);
+      if (child.exitCode !== null)
+        throw new Error(`${name} (${condition}) exited ${child.exitCode}: ${stderr}`);
       const ok = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(1_000) }).then(
         (r) => r.status === 200,
         () => false,
       );
       if (ok) return { ms: performance.now() - started, rss: rssMiB(child.pid!) };
-      if (performance.now() - started > READY_TIMEOUT_MS) throw new Error(`${name} (${mode}) was not ready`);
+      if (performance.now() - started > READY_TIMEOUT_MS)
+        throw new Error(`${name} (${condition}) was not ready`);
       await new Promise((r) => setTimeout(r, 20));
     }
   } finally {
-    await stop(child);
+    await Promise.all([child, ...load].map(stop));
   }
 }
 
@@ -98,9 +109,9 @@ try {
   await Promise.all(Object.values(stack.processes).map((p) => p.stop()));
   for (let round = 1; round <= ROUNDS; round++) {
     for (const name of SERVICE_NAMES) {
-      for (const mode of (round % 2 ? ["compiled", "tsx"] : ["tsx", "compiled"]) as Mode[]) {
-        const { ms, rss } = await startOnce(name, mode, stack.environments[name]);
-        const key = `${name} ${mode}`;
+      for (const condition of round % 2 ? CONDITIONS : [...CONDITIONS].reverse()) {
+        const { ms, rss } = await startOnce(name, condition, stack.environments[name]);
+        const key = `${name} ${condition}`;
         const entry = results.get(key) ?? { ms: [], rss: [] };
         entry.ms.push(ms);
         entry.rss.push(rss);
@@ -118,14 +129,14 @@ try {
 }
 
 process.stdout.write(
-  `\nstart-up to /readyz 200, median of ${ROUNDS} (ms), and RSS then (MiB)\n` +
-    "| service | compiled ms | tsx ms | compiled/tsx | compiled RSS | tsx RSS |\n| - | - | - | - | - | - |\n",
+  `\nstart-up to /readyz 200, median of ${ROUNDS} (ms), and RSS then (MiB); hogged: beside ${HOGS} CPU-bound processes\n` +
+    "| service | quiet ms | hogged ms | hogged/quiet | quiet RSS | hogged RSS |\n| - | - | - | - | - | - |\n",
 );
 for (const name of SERVICE_NAMES) {
-  const compiled = results.get(`${name} compiled`)!;
-  const tsx = results.get(`${name} tsx`)!;
-  const [cMs, tMs] = [median(compiled.ms), median(tsx.ms)];
+  const quiet = results.get(`${name} quiet`)!;
+  const hogged = results.get(`${name} hogged`)!;
+  const [qMs, hMs] = [median(quiet.ms), median(hogged.ms)];
   process.stdout.write(
-    `| ${name} | ${cMs.toFixed(0)} | ${tMs.toFixed(0)} | ${(cMs / tMs).toFixed(2)} | ${median(compiled.rss).toFixed(0)} | ${median(tsx.rss).toFixed(0)} |\n`,
+    `| ${name} | ${qMs.toFixed(0)} | ${hMs.toFixed(0)} | ${(hMs / qMs).toFixed(2)} | ${median(quiet.rss).toFixed(0)} | ${median(hogged.rss).toFixed(0)} |\n`,
   );
 }

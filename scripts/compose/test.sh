@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # make test-compose: the whole stack in containers as its own compose project (humanpass-test, ports 3xxxx on
 # 127.0.0.1, so it runs beside `make up` and `make compose-up`), 2 replicas of every service, then the fault suite
-# (tools/stack/src/compose-test/faults.compose.test.ts): the demo, one test per fault under a workload, one per invariant. The project is removed again
-# whatever the outcome (KEEP_STACK=1 leaves it up to look at); the engine is stopped if this started it (KEEP_ENGINE=1 keeps it for the next run).
+# (tools/stack/src/compose-test/faults.compose.test.ts): the demo, one test per fault under a workload, one test
+# per invariant. The project is removed again whatever the outcome (KEEP_STACK=1 leaves it up to look at).
 set -euo pipefail
 export COMPOSE_PROJECT_NAME="${COMPOSE_PROJECT_NAME:-humanpass-test}"
 export HUMANPASS_STACK_FILE=".run/compose-test-stack.json"
@@ -14,14 +14,11 @@ export RATE_LIMIT_MAX=1000000
 # The indexer's backlog one block per range: many commits, so the kill during its backfill lands between two.
 export CHAIN_INDEXER_BLOCK_RANGE=1
 export VERIFIER_HOST_URL=http://127.0.0.1:38080 AGENT_AUTH_PUBLIC_URL=http://127.0.0.1:38082 PAYMENT_GATEWAY_PUBLIC_URL=http://127.0.0.1:34021
-engine_was_up=0
-timeout 5 docker info >/dev/null 2>&1 && engine_was_up=1
 source "$(dirname "$0")/env.sh"
 cleanup() {
   [ "${KEEP_STACK:-0}" = 1 ] && return 0
   compose down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
   rm -f "$HUMANPASS_STACK_FILE"
-  if [ "$engine_was_up" = 0 ] && [ "${KEEP_ENGINE:-0}" != 1 ]; then bash scripts/compose/engine.sh stop; fi
 }
 trap cleanup EXIT
 compose down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true

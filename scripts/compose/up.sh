@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# make compose-up: the engine (installed and started when none answers), the images (local stand-ins where no
-# registry is reachable), then `compose up` of the whole stack with REPLICAS (default 1) of every service, and
-# the URLs once all of them are ready.
+# make compose-up: on the Docker engine that answers (scripts/compose/env.sh: upstream images pulled, local
+# stand-ins when no registry answers), `compose up` of the whole stack with REPLICAS (default 1) of every service,
+# and the URLs once all of them are ready.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 replicas="${REPLICAS:-1}"

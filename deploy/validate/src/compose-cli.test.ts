@@ -19,7 +19,7 @@ function messagesFor(name: string, services: string, rest = ""): string[] {
 }
 
 describe("composeConfig", () => {
-  it("has a compose command on this machine (make deps installs Debian's docker-compose)", () => {
+  it("has a compose command on this machine (CI installs Debian's docker-compose: .ci/docker-engine.sh)", () => {
     expect(composeCommand()).toBeDefined();
   });
 

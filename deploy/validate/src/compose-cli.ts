@@ -38,8 +38,7 @@ export function composeConfig(file: string, where = path.basename(file)): Compos
         {
           where,
           path: "/",
-          message:
-            "no compose command to check it with: install docker-compose or the docker compose plugin (make deps does)",
+          message: "no compose command to check it with: install docker-compose or the docker compose plugin",
         },
       ],
     };

@@ -43,10 +43,11 @@ await runService({
       niceness: verification.workerNiceness,
       engine: verification.engine,
       onWorkerError: (error) => logger.error({ err: error.message }, "verification worker failed"),
+      onWorkerReady: (index) => logger.info({ worker: index }, "verification worker ready"),
     });
-    // This thread loads the iden3 libraries (authorization requests, state look-ups) while the worker threads load
-    // theirs on the other cores, so neither the first session nor the first callback stalls the event loop on them;
-    // the app listens once both are done.
+    // This thread loads the iden3 libraries (authorization requests, state look-ups) while the first worker thread
+    // loads its own on the other core, so neither the first session nor the first callback stalls the event loop on
+    // them; the app listens once both are done, and the other workers load theirs behind (the pool's ready()).
     const iden3Loaded = import("./authorization-request");
     const app = await buildVerifierApp({
       logger,

@@ -46,7 +46,7 @@ while (pending.length > 0 || !summary) {
   await new Promise((r) => setTimeout(r, 1_000));
   const answers = await Promise.all(pending.map((n) => ready(urls[n])));
   pending = pending.filter((_, i) => !answers[i]);
-  summary ??= await devnetSummary();
+  summary ??= await devnetSummary().catch(() => undefined);
 }
 
 await recordDemoHumans({

@@ -1,6 +1,6 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   ANY_PROOF_AGE_MS,
   FIXTURE_CONTEXTS_DIR,
@@ -19,6 +19,8 @@ const answer = async (method: string): Promise<ResolvedState> => {
   return { latest: true, genesis: false, state: null, transitionTimestamp: 0 };
 };
 let pool: VerificationPool;
+const readyWorkers: number[] = [];
+let readyWhenPoolReady: number[] = [];
 let gatewayUp = true;
 const fetched: string[] = [];
 /** Stands in for the IPFS gateway / https fetch: serves the fixture contexts by their file name. */
@@ -38,8 +40,10 @@ beforeAll(async () => {
     fetchRemoteDocument,
     proofMaxAgeMs: ANY_PROOF_AGE_MS,
     engine: testEngine,
+    onWorkerReady: (index) => readyWorkers.push(index),
   });
   await pool.ready();
+  readyWhenPoolReady = [...readyWorkers];
 });
 
 afterAll(async () => {
@@ -47,6 +51,13 @@ afterAll(async () => {
 });
 
 describe("verification worker pool", () => {
+  it("is ready once its first worker can verify; the second starts loading behind it and takes jobs once ready", async () => {
+    expect(readyWhenPoolReady).toEqual([0]);
+    const outcome = await pool.verify(stable.token, stable.request, stable.sessionId);
+    expect(outcome.kind).toBe("verified");
+    await vi.waitFor(() => expect(readyWorkers).toEqual([0, 1]), { timeout: 60_000, interval: 100 });
+  });
+
   it("verifies concurrently in its threads, resolving state through the main thread", async () => {
     const outcomes = await Promise.all(
       Array.from({ length: 4 }, () => pool.verify(stable.token, stable.request, stable.sessionId)),

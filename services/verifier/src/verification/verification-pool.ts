@@ -28,10 +28,15 @@ export interface VerificationPoolOptions {
   /** A job (including its state and document look-ups) that takes longer fails. */
   jobTimeoutMs?: number;
   onWorkerError?: (error: Error) => void;
+  /** Called as each worker becomes able to verify (the first makes the pool ready). */
+  onWorkerReady?: (index: number) => void;
 }
 
 export interface VerificationPool extends TokenVerifier {
-  /** Resolves once every worker has built its verifier; rejects if one cannot. */
+  /**
+   * Resolves once the first worker has built its verifier and can take jobs; the others start loading only then,
+   * so on a busy host they do not compete with it, and take jobs as each is ready. Rejects if the first cannot.
+   */
   ready(): Promise<void>;
   close(): Promise<void>;
 }
@@ -49,6 +54,8 @@ interface Job {
 interface Slot {
   worker: Worker;
   ready: Promise<void>;
+  /** Jobs go only to a worker that has built its verifier. */
+  isReady: boolean;
   inFlight: Map<number, Job>;
 }
 
@@ -114,7 +121,7 @@ export function createVerificationPool(options: VerificationPoolOptions): Verifi
   const dispatch = (): void => {
     while (queue.length > 0) {
       const slot = slots
-        .filter((s) => s.inFlight.size < capacity)
+        .filter((s) => s.isReady && s.inFlight.size < capacity)
         .sort((a, b) => a.inFlight.size - b.inFlight.size)[0];
       if (!slot) return;
       const job = queue.shift() as Job;
@@ -144,12 +151,15 @@ export function createVerificationPool(options: VerificationPoolOptions): Verifi
       markFailed = reject;
     });
     ready.catch(() => {});
-    const slot: Slot = { worker, ready, inFlight: new Map() };
+    const slot: Slot = { worker, ready, isReady: false, inFlight: new Map() };
     worker.on("message", (message: FromWorker) => {
       switch (message.type) {
         case "ready":
           wasReady = true;
+          slot.isReady = true;
           markReady();
+          options.onWorkerReady?.(index);
+          dispatch();
           return;
         case "failed":
           markFailed(new Error(message.message));
@@ -189,6 +199,7 @@ export function createVerificationPool(options: VerificationPoolOptions): Verifi
     );
     worker.on("exit", (code) => {
       const error = new Error(`verification worker stopped (exit code ${code})`);
+      slot.isReady = false;
       markFailed(error);
       for (const jobId of [...slot.inFlight.keys()]) finish(slot, jobId)?.reject(error);
       // A worker that never got ready would fail the same way again: no respawn loop.
@@ -200,11 +211,18 @@ export function createVerificationPool(options: VerificationPoolOptions): Verifi
     return slot;
   };
 
-  for (let i = 0; i < size; i++) slots.push(spawn(i));
+  slots.push(spawn(0));
+  const first = slots[0]!.ready;
+  first.then(
+    () => {
+      for (let i = 1; i < size && !closed; i++) slots.push(spawn(i));
+    },
+    () => {},
+  );
 
   return {
     async ready() {
-      await Promise.all(slots.map((slot) => slot.ready));
+      await first;
     },
     verify(token, request, sessionId) {
       if (closed) return Promise.reject(new Error("verification pool is closed"));
