@@ -74,6 +74,7 @@ describe("npm run validate:deploy", () => {
     expect(checked).toEqual([
       expect.stringMatching(/^docker-compose\.yml \(docker(-| )compose config\)$/),
       "Dockerfile",
+      "deploy/devnet/Dockerfile",
       "deploy/otel-collector.yaml",
       expect.stringMatching(/^deploy\/k8s\/overlays\/dev \(\d+ manifests\)$/),
       expect.stringMatching(/^deploy\/k8s\/overlays\/prod \(\d+ manifests\)$/),
