@@ -75,7 +75,7 @@ interface Endpoint {
  */
 function endpointsOf(service: ServiceName): Endpoint[] {
   const line = logs
-    .filter((l) => l.startsWith(`${service} | `))
+    .filter((l) => l.startsWith(`${service} | {`))
     .map((l) => JSON.parse(l.slice(l.indexOf("{"))) as { msg?: string; routes?: ServedRoute[] })
     .find((l) => l.msg === "routes served");
   if (!line?.routes) throw new Error(`${service} did not log the routes it serves`);
