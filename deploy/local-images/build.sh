@@ -31,6 +31,9 @@ case "$("$node_bin" -v)" in "v$node_major".*) ;; *) echo "local images: node is 
 context="$(mktemp -d)"
 trap 'rm -rf "$context"' EXIT
 cp "$HERE/node/Dockerfile" "$node_bin" "$context/"
+# Node 26 links libatomic, which a minbase Debian lacks: the stand-in gets the one the machine's Node runs with.
+mkdir "$context/lib"
+ldd "$node_bin" | awk '$1 == "libatomic.so.1" { print $3 }' | xargs -r -I{} cp -L {} "$context/lib/"
 # npm is the machine's own (the npm registry's Node binaries come without it), wherever its package lives.
 cp -r "$(dirname "$(readlink -f "$(command -v npm)")")/.." "$context/npm"
 cp /etc/ssl/certs/ca-certificates.crt "$context/"
