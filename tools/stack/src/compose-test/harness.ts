@@ -31,7 +31,8 @@ export async function openHarness(): Promise<Harness> {
   if (!stack || !summary) throw new Error("the compose stack is not up (scripts/compose/test.sh starts it)");
   const project = env.COMPOSE_PROJECT_NAME || "humanpass";
   const databaseUrl = `postgres://postgres:${env.POSTGRES_PASSWORD || "humanpass"}@127.0.0.1:${env.POSTGRES_PORT || 55432}/humanpass`;
-  const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+  // Progress lines for whoever watches the run (CI's log), as the compose scripts print theirs: not a log record.
+  const log = (line: string) => process.stdout.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
   return {
     stack,
     summary,
