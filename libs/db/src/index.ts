@@ -1,4 +1,4 @@
-import { Kysely, type Migration, Migrator, PostgresDialect, sql } from "kysely";
+import { DEFAULT_MIGRATION_TABLE, Kysely, type Migration, Migrator, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 
 // int8 and numeric arrive as strings by default; counts and ids we store fit in a JS number only when they
@@ -66,18 +66,49 @@ export function quoteIdent(name: string): string {
 }
 
 /**
+ * The contract half of expand → contract: a migration that drops or renames what code used. It names what it
+ * removes and the release whose code stopped using them, an earlier one than the release shipping it, so that the
+ * images of the release before still run on the schema after it (a rollback).
+ */
+export interface ContractMigration extends Migration {
+  contract: { removes: string[]; unusedSince: string };
+}
+
+export interface MigrateOptions {
+  schema: string;
+  migrations: Record<string, Migration>;
+  /**
+   * Called instead of migrating when the schema has every migration this release knows plus later ones: the
+   * release before the newest is starting (a rollback). Expand/contract keeps its code working on that schema.
+   */
+  onNewerSchema?: (unknownMigrations: string[]) => void;
+}
+
+/**
  * Applies the service's migrations inside its schema. Kysely's Postgres adapter takes an advisory lock, so
  * replicas starting together run them once.
  */
-export async function migrateToLatest(
-  db: Kysely<any>,
-  options: { schema: string; migrations: Record<string, Migration> },
-): Promise<string[]> {
+export async function migrateToLatest(db: Kysely<any>, options: MigrateOptions): Promise<string[]> {
   // "if not exists" still races between replicas starting together; the lock makes the check and create one step.
   await db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtext(${`humanpass:schema:${options.schema}`}))`.execute(trx);
     await sql`create schema if not exists ${sql.id(options.schema)}`.execute(trx);
   });
+  // Kysely refuses a history naming a migration it was not given ("corrupted migrations"), which would keep the
+  // previous image from starting after a release migrated: a rollback that never starts.
+  const executed = await executedMigrations(db, options.schema);
+  const unknown = executed.filter((name) => !(name in options.migrations));
+  if (unknown.length > 0) {
+    const pending = Object.keys(options.migrations).filter((name) => !executed.includes(name));
+    if (pending.length > 0) {
+      throw new Error(
+        `schema ${options.schema} has migrations this release does not know (${unknown.join(", ")}) and lacks ` +
+          `some it does (${pending.join(", ")}): it is not the schema of a later release of this one`,
+      );
+    }
+    options.onNewerSchema?.(unknown);
+    return [];
+  }
   const migrator = new Migrator({
     db: db.withSchema(options.schema),
     migrationTableSchema: options.schema,
@@ -86,6 +117,17 @@ export async function migrateToLatest(
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}
+
+async function executedMigrations(db: Kysely<any>, schema: string): Promise<string[]> {
+  const { rows } = await sql<{ present: boolean }>`
+    select to_regclass(${`${quoteIdent(schema)}.${DEFAULT_MIGRATION_TABLE}`}) is not null as present`.execute(
+    db,
+  );
+  if (!rows[0]?.present) return [];
+  const history = await sql<{ name: string }>`
+    select name from ${sql.table(`${schema}.${DEFAULT_MIGRATION_TABLE}`)}`.execute(db);
+  return history.rows.map((r) => r.name);
 }
 
 /** Creates the database named in the URL when it does not exist (development and tests). */

@@ -81,3 +81,45 @@ it("applies session settings to every connection of the pool", async () => {
     await db.destroy();
   }
 });
+
+it("lets the previous release start on a schema a later release migrated, naming the migrations it does not know", async () => {
+  const db = createDb<any>({ connectionString: database.url, schema: "svc_rollback", max: 1 });
+  try {
+    await migrateToLatest(db, { schema: "svc_rollback", migrations });
+    const previous = { "0001_counter": migrations["0001_counter"] };
+    const newer: string[][] = [];
+    const applied = await migrateToLatest(db, {
+      schema: "svc_rollback",
+      migrations: previous,
+      onNewerSchema: (names) => newer.push(names),
+    });
+    expect(applied).toEqual([]);
+    expect(newer).toEqual([["0002_more"]]);
+    const { rows } = await sql<{
+      name: string;
+    }>`select name from svc_rollback.kysely_migration order by name`.execute(db);
+    expect(rows.map((r) => r.name)).toEqual(["0001_counter", "0002_more"]);
+  } finally {
+    await db.destroy();
+  }
+});
+
+it("refuses a schema that is not a later release's: unknown migrations and some of its own missing", async () => {
+  const db = createDb<any>({ connectionString: database.url, schema: "svc_forked", max: 1 });
+  try {
+    await migrateToLatest(db, {
+      schema: "svc_forked",
+      migrations: { "0001_counter": migrations["0001_counter"] },
+    });
+    const forked: Record<string, Migration> = {
+      "0001_other": {
+        up: async (d) => void (await d.schema.createTable("other").addColumn("n", "integer").execute()),
+      },
+    };
+    await expect(migrateToLatest(db, { schema: "svc_forked", migrations: forked })).rejects.toThrow(
+      "schema svc_forked has migrations this release does not know (0001_counter) and lacks some it does (0001_other)",
+    );
+  } finally {
+    await db.destroy();
+  }
+});

@@ -1,3 +1,4 @@
+import type { ContractMigration } from "@humanpass/db";
 import {
   type CloudEvent,
   createCloudEvent,
@@ -59,7 +60,8 @@ export const outboxMigration: Migration = {
  * payment-gateway had only their cache-invalidation durables; each replica now follows revocations with an ordered
  * consumer that keeps no state in the database (`followChainInvalidations`).
  */
-export const dropInboxMigration: Migration = {
+export const dropInboxMigration: ContractMigration = {
+  contract: { removes: ["inbox"], unusedSince: "0.1.0" },
   async up(db) {
     await sql`drop table if exists inbox`.execute(db);
   },

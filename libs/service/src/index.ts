@@ -104,7 +104,12 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
     // Postgres (database, migrations) and NATS (connection, streams) do not wait on each other.
     const [, nats] = await Promise.all([
       ensureDatabase(config.DATABASE_URL).then(async () => {
-        const applied = await migrate(config.DATABASE_URL, definition);
+        const applied = await migrate(config.DATABASE_URL, definition, (newer) =>
+          logger.warn(
+            { unknownMigrations: newer },
+            "the schema is a later release's (a rollback?): starting on it without migrating",
+          ),
+        );
         if (applied.length > 0) logger.info({ migrations: applied }, "migrations applied");
       }),
       connectNats(config.NATS_URL, logger, definition.name, {
@@ -172,6 +177,7 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
 async function migrate(
   connectionString: string,
   definition: { name: string; schema: string; migrations: Record<string, Migration> },
+  onNewerSchema: (unknownMigrations: string[]) => void,
 ): Promise<string[]> {
   const db = createDb<any>({
     connectionString,
@@ -180,7 +186,11 @@ async function migrate(
     applicationName: definition.name,
   });
   try {
-    return await migrateToLatest(db, { schema: definition.schema, migrations: definition.migrations });
+    return await migrateToLatest(db, {
+      schema: definition.schema,
+      migrations: definition.migrations,
+      onNewerSchema,
+    });
   } finally {
     await db.destroy();
   }

@@ -47,8 +47,21 @@ for (const name of names) {
   const { migrations } = await import(path.join(root, "services", name, "dist/db/migrations/index.js"));
   const db = createDb({ connectionString: url, schema: SCHEMAS[name], max: 1 });
   try {
-    const applied = await migrateToLatest(db, { schema: SCHEMAS[name], migrations });
-    process.stdout.write(`${name}: ${applied.length > 0 ? `applied ${applied.join(", ")}` : "up to date"}\n`);
+    let newer = [];
+    const applied = await migrateToLatest(db, {
+      schema: SCHEMAS[name],
+      migrations,
+      onNewerSchema: (names) => {
+        newer = names;
+      },
+    });
+    const outcome =
+      newer.length > 0
+        ? `a later release's schema (${newer.join(", ")} unknown here): left as it is`
+        : applied.length > 0
+          ? `applied ${applied.join(", ")}`
+          : "up to date";
+    process.stdout.write(`${name}: ${outcome}\n`);
   } finally {
     await db.destroy();
   }
