@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { validateCompose } from "./compose";
 import { composeConfig } from "./compose-cli";
+import { connectionBudgetProblems } from "./connection-budget";
 import { checkComposeEnv, checkManifestEnv } from "./envcheck";
 import { imageProblems } from "./images";
 import { validateManifests } from "./k8s";
@@ -64,6 +65,7 @@ export async function validateDeploy(root: string): Promise<DeployValidation> {
       const manifests = parseManifests(renderKustomization(path.join(overlaysDir, overlay)));
       sets.push({ where, manifests });
       problems.push(...policyProblems(manifests, where));
+      problems.push(...connectionBudgetProblems(manifests, where));
       checkManifestEnv(manifests, where, configs, problems, warnings);
       checked.push(`${where} (${manifests.length} manifests)`);
     } catch (e) {
