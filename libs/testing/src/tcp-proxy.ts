@@ -11,8 +11,8 @@ export class TcpProxy {
   port = 0;
 
   constructor(
-    private readonly targetHost: string,
-    private readonly targetPort: number,
+    private targetHost: string,
+    private targetPort: number,
   ) {}
 
   static forUrl(url: string): TcpProxy {
@@ -75,6 +75,17 @@ export class TcpProxy {
 
   restore(): void {
     this.accepting = true;
+  }
+
+  /**
+   * Points the address clients use at another server, as a failover moves a service's DNS name or virtual IP to the
+   * promoted standby: open connections are dropped, new ones reach the new target.
+   */
+  retarget(host: string, port: number): void {
+    this.cut();
+    this.targetHost = host;
+    this.targetPort = port;
+    this.restore();
   }
 
   async stop(): Promise<void> {
