@@ -3,9 +3,12 @@
 // spawning the process to the first 200 of /readyz, and the resident set size right then. Every start is against the
 // same devnet, Postgres database and NATS streams, already migrated and created by a first start of the whole stack,
 // so every start does the same work; quiet and loaded starts alternate within each round. The verifier runs one
-// worker per core, as the images do. Prints the median of BENCH_ROUNDS (default 5) rounds per service and condition.
+// worker per core, as the images do. Each start also runs with and without Node's compile cache (NODE_COMPILE_CACHE,
+// a directory per service that a first start filled, as the images carry one built with them), to show what the
+// cache buys. Prints the median of BENCH_ROUNDS (default 5) rounds per service and condition.
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { dropDatabase, ensureDatabase } from "@humanpass/db";
 import { connectNats, deletePrefixedStreams, jetstreamManager } from "@humanpass/event-bus";
@@ -16,8 +19,9 @@ import pino from "pino";
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const READY_TIMEOUT_MS = 120_000;
 const HOGS = Number(process.env.BENCH_HOGS ?? 2);
-const CONDITIONS = ["quiet", "hogged"] as const;
+const CONDITIONS = ["quiet", "hogged", "quiet cached", "hogged cached"] as const;
 type Condition = (typeof CONDITIONS)[number];
+const cacheRoot = mkdtempSync(path.join(tmpdir(), "bench-compile-cache-"));
 
 const dbUrl = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
 dbUrl.pathname = `/bench_startup_${randomPrefix()}`;
@@ -32,6 +36,13 @@ const median = (values: number[]) => {
 const rssMiB = (pid: number) => {
   const kib = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
   return Number(kib) / 1024;
+};
+
+/** CPU time the process (all its threads) has used: less swayed by a busy host than the wall clock. */
+const cpuMs = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  // utime and stime, fields 14 and 15 of proc(5), in clock ticks of 10 ms.
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 };
 
 async function stop(child: ChildProcess): Promise<void> {
@@ -53,7 +64,8 @@ function hogs(count: number): ChildProcess[] {
 /** One start: milliseconds from spawn to the first /readyz 200, and the RSS then. */
 async function startOnce(name: ServiceName, condition: Condition, env: Record<string, string>) {
   const port = await freePort();
-  const load = condition === "hogged" ? hogs(HOGS) : [];
+  const load = condition.startsWith("hogged") ? hogs(HOGS) : [];
+  const cache = condition.endsWith("cached") ? { NODE_COMPILE_CACHE: path.join(cacheRoot, name) } : {};
   const started = performance.now();
   const child = spawn(
     process.execPath,
@@ -63,6 +75,7 @@ async function startOnce(name: ServiceName, condition: Condition, env: Record<st
       env: {
         ...process.env,
         ...env,
+        ...cache,
         PORT: String(port),
         LOG_LEVEL: "warn",
         LOG_PRETTY: "false",
@@ -83,7 +96,7 @@ async function startOnce(name: ServiceName, condition: Condition, env: Record<st
         (r) => r.status === 200,
         () => false,
       );
-      if (ok) return { ms: performance.now() - started, rss: rssMiB(child.pid!) };
+      if (ok) return { ms: performance.now() - started, cpu: cpuMs(child.pid!), rss: rssMiB(child.pid!) };
       if (performance.now() - started > READY_TIMEOUT_MS)
         throw new Error(`${name} (${condition}) was not ready`);
       await new Promise((r) => setTimeout(r, 20));
@@ -103,17 +116,20 @@ const stack = await startStack({
   logLevel: "warn",
   log: () => {},
 });
-const results = new Map<string, { ms: number[]; rss: number[] }>();
+const results = new Map<string, { ms: number[]; cpu: number[]; rss: number[] }>();
 try {
   // The stack's own processes made the schemas and streams; the measured starts run alone beside the devnet.
   await Promise.all(Object.values(stack.processes).map((p) => p.stop()));
+  // Fills each service's compile cache, as the image build does.
+  for (const name of SERVICE_NAMES) await startOnce(name, "quiet cached", stack.environments[name]);
   for (let round = 1; round <= ROUNDS; round++) {
     for (const name of SERVICE_NAMES) {
       for (const condition of round % 2 ? CONDITIONS : [...CONDITIONS].reverse()) {
-        const { ms, rss } = await startOnce(name, condition, stack.environments[name]);
+        const { ms, cpu, rss } = await startOnce(name, condition, stack.environments[name]);
         const key = `${name} ${condition}`;
-        const entry = results.get(key) ?? { ms: [], rss: [] };
+        const entry = results.get(key) ?? { ms: [], cpu: [], rss: [] };
         entry.ms.push(ms);
+        entry.cpu.push(cpu);
         entry.rss.push(rss);
         results.set(key, entry);
       }
@@ -126,17 +142,22 @@ try {
   await deletePrefixedStreams(await jetstreamManager(nats), { prefix });
   await nats.close();
   await dropDatabase(databaseUrl);
+  rmSync(cacheRoot, { recursive: true, force: true });
 }
 
 process.stdout.write(
-  `\nstart-up to /readyz 200, median of ${ROUNDS} (ms), and RSS then (MiB); hogged: beside ${HOGS} CPU-bound processes\n` +
-    "| service | quiet ms | hogged ms | hogged/quiet | quiet RSS | hogged RSS |\n| - | - | - | - | - | - |\n",
+  `\nstart-up to /readyz 200, median of ${ROUNDS} (ms), the CPU time used by then (ms) and RSS then (MiB); hogged: ` +
+    `beside ${HOGS} CPU-bound processes; cached: with a warm NODE_COMPILE_CACHE\n` +
+    "| service | quiet ms | hogged ms | hogged/quiet | quiet cached ms | hogged cached ms | CPU ms | CPU ms cached | quiet RSS |\n" +
+    "| - | - | - | - | - | - | - | - | - |\n",
 );
 for (const name of SERVICE_NAMES) {
-  const quiet = results.get(`${name} quiet`)!;
-  const hogged = results.get(`${name} hogged`)!;
-  const [qMs, hMs] = [median(quiet.ms), median(hogged.ms)];
+  const at = (condition: Condition) => results.get(`${name} ${condition}`)!;
+  const [q, h, qc, hc] = CONDITIONS.map((c) => median(at(c).ms)) as [number, number, number, number];
+  const cpu = median([...at("quiet").cpu, ...at("hogged").cpu]);
+  const cpuCached = median([...at("quiet cached").cpu, ...at("hogged cached").cpu]);
   process.stdout.write(
-    `| ${name} | ${qMs.toFixed(0)} | ${hMs.toFixed(0)} | ${(hMs / qMs).toFixed(2)} | ${median(quiet.rss).toFixed(0)} | ${median(hogged.rss).toFixed(0)} |\n`,
+    `| ${name} | ${q.toFixed(0)} | ${h.toFixed(0)} | ${(h / q).toFixed(2)} | ${qc.toFixed(0)} | ${hc.toFixed(0)} | ` +
+      `${cpu.toFixed(0)} | ${cpuCached.toFixed(0)} | ${median(at("quiet").rss).toFixed(0)} |\n`,
   );
 }
