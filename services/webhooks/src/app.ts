@@ -14,6 +14,8 @@ export interface AppDeps {
   clock?: Clock;
   readiness?: Record<string, () => Promise<unknown>>;
   http?: HttpServerSettings;
+  /** Per client: the admin API's token is worth guessing, and the service is otherwise unprotected. */
+  rateLimit?: { max: number; timeWindowMs: number } | false;
 }
 
 /** The webhooks admin API. Deliveries run beside it (`createDeliveryWorker`), fed by `startIngest`. */
@@ -22,11 +24,14 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     ...deps.http,
     logger: deps.logger,
     readiness: deps.readiness,
-    rateLimit: false,
+    rateLimit: deps.rateLimit ?? false,
     openapi: {
       title: "humanpass webhooks",
       description:
         "Signed webhooks (Standard Webhooks) for humanpass events: endpoints, secrets, dead letters.",
+      securitySchemes: {
+        adminToken: { type: "http", scheme: "bearer", description: "the service's ADMIN_TOKEN" },
+      },
     },
   });
   endpointRoutes(app, {

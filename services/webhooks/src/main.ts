@@ -18,7 +18,15 @@ await runService({
   publishes: false,
   async start({ config, logger, db, nats, topology, readiness, http }) {
     const policy = createAddressPolicy(splitList(config.WEBHOOK_ALLOWED_NETWORKS));
-    const app = await buildApp({ logger, db, policy, adminToken: config.ADMIN_TOKEN, readiness, http });
+    const app = await buildApp({
+      logger,
+      db,
+      policy,
+      adminToken: config.ADMIN_TOKEN,
+      readiness,
+      http,
+      rateLimit: { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
+    });
     const consumers = await startIngest({ db, nats, topology, logger, clock: systemClock });
     const worker = createDeliveryWorker({
       db,
@@ -30,6 +38,12 @@ await runService({
       batchSize: config.WEBHOOK_CONCURRENCY,
     });
     worker.start(config.WEBHOOK_IDLE_MS);
-    return { app, port: config.PORT, consumers, stop: [["delivery worker", () => worker.stop()]] };
+    return {
+      app,
+      port: config.PORT,
+      host: config.HOST,
+      consumers,
+      stop: [["delivery worker", () => worker.stop()]],
+    };
   },
 });

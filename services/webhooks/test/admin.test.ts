@@ -45,6 +45,25 @@ describe("the admin API", () => {
     expect(wrong.json()).toMatchObject({ error: "unauthorized" });
   });
 
+  it("documents itself in OpenAPI, every admin route behind the bearer scheme", async () => {
+    const app = await adminApp(harness.db, createAddressPolicy([]), fakeClock().clock);
+    const response = await app.inject({ method: "GET", url: "/docs/json" });
+    expect(response.statusCode).toBe(200);
+    const spec = response.json();
+    expect(spec.components.securitySchemes.adminToken).toMatchObject({ type: "http", scheme: "bearer" });
+    const admin = Object.entries<Record<string, { security?: unknown }>>(spec.paths).filter(([path]) =>
+      path.startsWith("/admin/"),
+    );
+    expect(admin.length).toBeGreaterThanOrEqual(5);
+    for (const [path, methods] of admin)
+      for (const [method, operation] of Object.entries(methods))
+        expect({ path, method, security: operation.security }).toEqual({
+          path,
+          method,
+          security: [{ adminToken: [] }],
+        });
+  });
+
   it("refuses endpoints at loopback, private and link-local addresses by default, and unknown event types", async () => {
     const app = await adminApp(harness.db, createAddressPolicy([]), fakeClock().clock);
     for (const url of [
