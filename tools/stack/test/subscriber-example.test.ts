@@ -2,16 +2,19 @@
  * examples/subscriber as an outside team runs it: `npm pack` of @humanpass/events installed into a copy of the
  * example outside the workspace, started with plain node against the stack `make up` starts, following
  * human_verified into its own Postgres table. 200 claims through agent-auth, each a human_verified event, with the
- * subscriber killed (SIGKILL) halfway and started again: every event is in its table exactly once.
+ * subscriber killed (SIGKILL) halfway and started again: every event is in its table exactly once. The same claims
+ * reach a webhook endpoint registered through the webhooks service's admin API, each signed and accepted once.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { promisify } from "node:util";
 import { createPool, type Pool } from "@humanpass/db";
+import { verifyWebhook } from "@humanpass/event-bus";
 import {
   connectTestNats,
   createTestDatabase,
@@ -25,7 +28,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../src/processes";
-import { randomPrefix, type Stack, startStack } from "../src/stack";
+import { DEV_WEBHOOKS_ADMIN_TOKEN, randomPrefix, type Stack, startStack } from "../src/stack";
 
 const run = promisify(execFile);
 const CLAIMS = 200;
@@ -39,6 +42,33 @@ let stack: Stack;
 let nc: NatsConnection;
 let subscriber: ChildProcess | undefined;
 const logs: string[] = [];
+let receiver: Server;
+let webhookSecret = "";
+/** What the webhook receiver accepted: deliveries per webhook-id, and deliveries it refused. */
+const hooks = { accepted: new Map<string, number>(), refused: 0 };
+
+/** A team's webhook endpoint: verifies each delivery and counts it by webhook-id. */
+async function startReceiver(): Promise<string> {
+  receiver = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (c: Buffer) => chunks.push(c));
+    request.on("end", () => {
+      try {
+        const event = verifyWebhook(Buffer.concat(chunks), request.headers as Record<string, string>, {
+          secret: webhookSecret,
+        });
+        hooks.accepted.set(event.id, (hooks.accepted.get(event.id) ?? 0) + 1);
+        response.writeHead(204).end();
+      } catch {
+        hooks.refused++;
+        response.writeHead(400).end();
+      }
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  const address = receiver.address() as { port: number };
+  return `http://127.0.0.1:${address.port}/hooks/humanpass`;
+}
 
 async function installExample(): Promise<void> {
   cpSync(EXAMPLE, project, {
@@ -150,10 +180,18 @@ beforeAll(async () => {
   ]);
   stack = started;
   nc = await connectTestNats();
+  const registered = await fetch(`${stack.urls.webhooks}/admin/v1/endpoints`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${DEV_WEBHOOKS_ADMIN_TOKEN}` },
+    body: JSON.stringify({ url: await startReceiver(), eventTypes: ["agent_auth.human_verified"] }),
+  });
+  expect(registered.status).toBe(201);
+  webhookSecret = ((await registered.json()) as { secret: string }).secret;
 }, 600_000);
 
 afterAll(async () => {
   if (subscriber) await kill(subscriber, "SIGTERM");
+  if (receiver) await new Promise((resolve) => receiver.close(resolve));
   await own?.end();
   await stack?.stop();
   if (nc) {
@@ -216,5 +254,14 @@ describe("the example subscriber, installed from the tarball", () => {
       ].sort(),
     );
     expect((await own.query("select * from dead_letters")).rows).toEqual([]);
+  });
+
+  it("the same claims reach a registered webhook endpoint, each signed and accepted once", async () => {
+    const published = await publishedIds();
+    expect(published).toHaveLength(CLAIMS);
+    await eventually(() => hooks.accepted.size >= CLAIMS || undefined, 60_000);
+    expect([...hooks.accepted.keys()].sort()).toEqual([...published].sort());
+    expect([...hooks.accepted.values()].every((n) => n === 1)).toBe(true);
+    expect(hooks.refused).toBe(0);
   });
 });
