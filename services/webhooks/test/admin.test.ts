@@ -2,7 +2,16 @@ import { createCloudEvent, verifyWebhook, WebhookVerificationError } from "@huma
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAddressPolicy, createDeliveryWorker } from "../src";
 import { enqueueDeliveries } from "../src/db/deliveries";
-import { adminApp, auth, fakeClock, type Harness, logger, setUp, startReceiver } from "./harness";
+import {
+  adminApp,
+  auth,
+  fakeClock,
+  type Harness,
+  logger,
+  recordedMetrics,
+  setUp,
+  startReceiver,
+} from "./harness";
 
 let harness: Harness;
 beforeAll(async () => {
@@ -115,6 +124,7 @@ describe("the admin API", () => {
     });
     expect(created.statusCode).toBe(201);
     const e = await enqueue(time.clock());
+    const recorded = recordedMetrics();
     const strict = createDeliveryWorker({
       db: harness.db,
       policy: createAddressPolicy([]),
@@ -123,6 +133,7 @@ describe("the admin API", () => {
       retryWindowMs: 86_400_000,
       requestTimeoutMs: 2_000,
       batchSize: 10,
+      metrics: recorded.metrics,
     });
     expect(await strict.runOnce()).toBe(1);
     const row = await harness.db
@@ -133,6 +144,10 @@ describe("the admin API", () => {
     expect(row.status).toBe("pending");
     expect(row.last_error).toMatch(/127\.0\.0\.1 is not a public address/);
     expect(requests).toBe(0);
+    expect(await recorded.totals()).toEqual({
+      "humanpass.webhooks.attempts{refused}": 1,
+      "humanpass.webhooks.retries": 1,
+    });
     await app.inject({ method: "DELETE", url: `/admin/v1/endpoints/${created.json().id}`, headers: auth });
     await receiver.close();
   });
@@ -166,6 +181,7 @@ describe("the admin API", () => {
         payload: { url: receiver.url, eventTypes: ["agent_auth.human_verified"] },
       })
     ).json();
+    const recorded = recordedMetrics();
     const worker = createDeliveryWorker({
       db: harness.db,
       policy,
@@ -174,6 +190,7 @@ describe("the admin API", () => {
       retryWindowMs: 86_400_000,
       requestTimeoutMs: 2_000,
       batchSize: 10,
+      metrics: recorded.metrics,
     });
 
     // Down for longer than the retry window: the delivery ends as a dead letter after about a day of attempts.
@@ -194,6 +211,10 @@ describe("the admin API", () => {
     }
     expect(attempts).toBeGreaterThanOrEqual(23);
     expect(attempts).toBeLessThan(30);
+    expect(await recorded.totals()).toMatchObject({
+      "humanpass.webhooks.attempts{failed}": expect.any(Number),
+      "humanpass.webhooks.dead_letters": 1,
+    });
 
     up = true;
     const rotated = await app.inject({

@@ -3,7 +3,16 @@ import { eventually } from "@humanpass/testing";
 import { jetstream } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAddressPolicy, createDeliveryWorker, startIngest } from "../src";
-import { adminApp, auth, fakeClock, type Harness, logger, setUp, startReceiver } from "./harness";
+import {
+  adminApp,
+  auth,
+  fakeClock,
+  type Harness,
+  logger,
+  recordedMetrics,
+  setUp,
+  startReceiver,
+} from "./harness";
 
 const EVENTS = 1_000;
 const MINUTE = 60_000;
@@ -117,6 +126,7 @@ describe("delivering 1,000 events to an endpoint that fails 30 % of requests and
     await eventually(async () => (await queued()) === EVENTS, 60_000);
     await Promise.all(consumers.map((c) => c.stop()));
 
+    const recorded = recordedMetrics();
     const worker = createDeliveryWorker({
       db,
       policy,
@@ -125,6 +135,7 @@ describe("delivering 1,000 events to an endpoint that fails 30 % of requests and
       retryWindowMs: 25 * 60 * MINUTE,
       requestTimeoutMs: 5_000,
       batchSize: 100,
+      metrics: recorded.metrics,
     });
     // Each round attempts what is due, then fake time moves on by 10 s, or to the next due attempt when idle.
     for (let round = 0; round < 5_000; round++) {
@@ -154,5 +165,11 @@ describe("delivering 1,000 events to an endpoint that fails 30 % of requests and
     expect(seen.duplicates).toBe(seen.failedAfter);
     expect(seen.refused).toBe(0);
     expect(time.elapsedMs()).toBeGreaterThan(downUntil);
+    // The counters tell the same story: every request the receiver saw was one attempt.
+    expect(await recorded.totals()).toEqual({
+      "humanpass.webhooks.attempts{delivered}": EVENTS,
+      "humanpass.webhooks.attempts{failed}": seen.requests - EVENTS,
+      "humanpass.webhooks.retries": seen.requests - EVENTS,
+    });
   }, 300_000);
 });

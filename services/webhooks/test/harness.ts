@@ -12,12 +12,48 @@ import {
 } from "@humanpass/testing";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
 import pino from "pino";
-import { type AddressPolicy, buildApp, type Clock, migrations, SCHEMA, type WebhooksDb } from "../src";
+import {
+  type AddressPolicy,
+  buildApp,
+  type Clock,
+  createDeliveryMetrics,
+  type DeliveryMetrics,
+  migrations,
+  SCHEMA,
+  type WebhooksDb,
+} from "../src";
 
 export const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef0123";
 export const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+/** Collects on demand only: the test reads the counters when it wants them. */
+class OnDemandReader extends MetricReader {
+  protected override async onShutdown(): Promise<void> {}
+  protected override async onForceFlush(): Promise<void> {}
+}
+
+/** Delivery counters on a real OpenTelemetry SDK meter, and their current totals by name and outcome. */
+export function recordedMetrics(): { metrics: DeliveryMetrics; totals(): Promise<Record<string, number>> } {
+  const reader = new OnDemandReader();
+  const provider = new MeterProvider({ readers: [reader] });
+  return {
+    metrics: createDeliveryMetrics(provider.getMeter("test")),
+    async totals() {
+      const { resourceMetrics } = await reader.collect();
+      const out: Record<string, number> = {};
+      for (const scope of resourceMetrics.scopeMetrics)
+        for (const metric of scope.metrics)
+          for (const point of metric.dataPoints) {
+            const outcome = point.attributes.outcome;
+            out[`${metric.descriptor.name}${outcome ? `{${outcome}}` : ""}`] = point.value as number;
+          }
+      return out;
+    },
+  };
+}
 
 /** A clock the test moves by hand. */
 export function fakeClock(start = Date.parse("2026-11-26T00:00:00.000Z")) {

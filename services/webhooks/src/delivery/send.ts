@@ -1,12 +1,14 @@
 import http from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
-import type { AddressPolicy } from "./address-policy";
+import { type AddressPolicy, RefusedAddressError } from "./address-policy";
 
 export interface SendResult {
   ok: boolean;
   /** The HTTP status, or why no status came back. */
   detail: string;
+  /** Nothing was sent: the endpoint's address is not public (any more) and not allow-listed. */
+  refused?: boolean;
 }
 
 /**
@@ -28,7 +30,7 @@ export function send(
     try {
       policy.check(literal);
     } catch (e) {
-      return Promise.resolve({ ok: false, detail: (e as Error).message });
+      return Promise.resolve({ ok: false, detail: (e as Error).message, refused: true });
     }
   }
   const lookup: LookupFunction = (host, _options, callback) => {
@@ -54,7 +56,9 @@ export function send(
       },
     );
     request.on("timeout", () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    request.on("error", (e) => resolve({ ok: false, detail: e.message }));
+    request.on("error", (e) =>
+      resolve({ ok: false, detail: e.message, refused: e instanceof RefusedAddressError || undefined }),
+    );
     request.end(body);
   });
 }

@@ -6,7 +6,7 @@ import { type ClaimedDelivery, claimDue, recordOutcome } from "../db/deliveries"
 import type { WebhooksDb } from "../db/schema";
 import type { AddressPolicy } from "./address-policy";
 import { retryDelayMs } from "./backoff";
-import { deliveryMetrics } from "./metrics";
+import { createDeliveryMetrics, type DeliveryMetrics } from "./metrics";
 import { send } from "./send";
 
 export interface DeliveryWorkerOptions {
@@ -21,6 +21,8 @@ export interface DeliveryWorkerOptions {
   batchSize: number;
   /** How long an attempt may hold its delivery before another worker takes it up. */
   leaseMs?: number;
+  /** Counters of attempts, retries and dead letters (default: on the global OpenTelemetry meter). */
+  metrics?: DeliveryMetrics;
 }
 
 export interface DeliveryWorker {
@@ -34,6 +36,7 @@ export interface DeliveryWorker {
 export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
   const { db, policy, logger, clock } = options;
   const leaseMs = options.leaseMs ?? options.requestTimeoutMs * 3;
+  const deliveryMetrics = options.metrics ?? createDeliveryMetrics();
 
   async function attempt(claim: ClaimedDelivery): Promise<void> {
     const body = JSON.stringify(claim.event);
@@ -46,7 +49,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       await recordOutcome(db, claim, { delivered: now });
       return;
     }
-    deliveryMetrics.attempts.add(1, { outcome: "failed" });
+    deliveryMetrics.attempts.add(1, { outcome: result.refused ? "refused" : "failed" });
     const retryAt = new Date(now.getTime() + retryDelayMs(claim.attempt));
     if (retryAt.getTime() - claim.retryingSince.getTime() > options.retryWindowMs) {
       deliveryMetrics.deadLetters.add(1);
