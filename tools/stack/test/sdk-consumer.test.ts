@@ -237,10 +237,11 @@ async function payRepeatedly(
 }
 
 beforeAll(async () => {
-  tarballs = mkdtempSync(path.join(tmpdir(), "humanpass-sdk-tarballs-"));
+  const destination = mkdtempSync(path.join(tmpdir(), "humanpass-sdk-tarballs-"));
+  tarballs = destination;
   database = await createTestDatabase("sdk_consumer");
-  const installed = pack(tarballs).then(() =>
-    Promise.all(VERSION_SETS.map(async (set) => [set.name, await install(set, tarballs)] as const)),
+  const installed = pack(destination).then(() =>
+    Promise.all(VERSION_SETS.map(async (set) => [set.name, await install(set, destination)] as const)),
   );
   const [started, sets] = await Promise.all([
     startStack({
