@@ -343,9 +343,9 @@ describe("the SDK packed and installed outside the workspace", () => {
     expect(VERSION_SETS.map((set) => set.x402)).toEqual(["2.27.0", "2.23.0"]);
   });
 
-  it.each(VERSION_SETS)(
-    "is installed as plain packages ($name set), with the set's @x402/core",
-    async (set) => {
+  it.each(VERSION_SETS.map((set) => [set.name, set] as const))(
+    "is installed as plain packages (%s set), with the set's @x402/core",
+    async (_name, set) => {
       const project = projects[set.name]!;
       for (const name of SDK_PACKAGES) {
         const installed = path.join(project, "node_modules/@humanpass", name);
@@ -372,65 +372,57 @@ describe("the SDK packed and installed outside the workspace", () => {
   );
 });
 
-describe.each(VERSION_SETS)("the docs' files on x402 $x402 ($name set)", (set) => {
-  const servers: ChildProcess[] = [];
-  const urls: Partial<Record<Framework, string>> = {};
+for (const set of VERSION_SETS)
+  describe(`the docs' files on x402 ${set.x402} (${set.name} set)`, () => {
+    const servers: ChildProcess[] = [];
+    const urls: Partial<Record<Framework, string>> = {};
 
-  beforeAll(async () => {
-    const started = await Promise.all(
-      set.frameworks.map((framework) => startServer(projects[set.name]!, `server-${framework}.mjs`, servers)),
-    );
-    set.frameworks.forEach((framework, i) => {
-      urls[framework] = started[i];
-    });
-  });
-  afterAll(() => stopServers(servers));
-
-  it.each(set.frameworks)("%s: HEAD on the paid route is refused without payment", async (framework) => {
-    const response = await fetch(`${urls[framework]}/weather`, { method: "HEAD" });
-    expect(response.status).toBe(402);
-  });
-
-  it.each(set.frameworks)(
-    "%s: a forged Host does not change the challenge's signed domain",
-    async (framework) => {
-      const url = new URL(`${urls[framework]}/weather`);
-      const header = await new Promise<string>((resolve, reject) => {
-        request(url, { headers: { host: "evil.example" } }, (response) => {
-          response.resume();
-          resolve(String(response.headers["payment-required"]));
-        })
-          .on("error", reject)
-          .end();
-      });
-      const challenge = decodePaymentRequiredHeader(header).extensions?.["human-proof"] as {
-        info: { domain: string; uri: string };
-      };
-      expect(challenge.info).toMatchObject({ domain: url.hostname, uri: url.href });
-    },
-  );
-
-  // Agent 4's human and agent 7's are different humans; each server counts uses in its own process.
-  const flows = set.frameworks.flatMap((framework) =>
-    Object.entries(AGENTS).map(([client, script]) => ({
-      framework,
-      client,
-      script,
-      account: client === "ours" ? 4 : 7,
-    })),
-  );
-  it.each(flows)(
-    "$framework, $client client: the discounted tier until max_use_exceeded, then the standard tier",
-    async ({ framework, script, account }) => {
-      const { paid, received } = await payRepeatedly(
-        projects[set.name]!,
-        script,
-        account,
-        `${urls[framework]}/weather`,
-        3,
+    beforeAll(async () => {
+      const started = await Promise.all(
+        set.frameworks.map((framework) =>
+          startServer(projects[set.name]!, `server-${framework}.mjs`, servers),
+        ),
       );
-      expect(paid).toEqual([DISCOUNTED, DISCOUNTED, STANDARD]);
-      expect(received).toBe(2n * DISCOUNTED + STANDARD);
-    },
-  );
-});
+      set.frameworks.forEach((framework, i) => {
+        urls[framework] = started[i];
+      });
+    });
+    afterAll(() => stopServers(servers));
+
+    it.each(set.frameworks)("%s: HEAD on the paid route is refused without payment", async (framework) => {
+      const response = await fetch(`${urls[framework]}/weather`, { method: "HEAD" });
+      expect(response.status).toBe(402);
+    });
+
+    it.each(set.frameworks)(
+      "%s: a forged Host does not change the challenge's signed domain",
+      async (framework) => {
+        const url = new URL(`${urls[framework]}/weather`);
+        const header = await new Promise<string>((resolve, reject) => {
+          request(url, { headers: { host: "evil.example" } }, (response) => {
+            response.resume();
+            resolve(String(response.headers["payment-required"]));
+          })
+            .on("error", reject)
+            .end();
+        });
+        const challenge = decodePaymentRequiredHeader(header).extensions?.["human-proof"] as {
+          info: { domain: string; uri: string };
+        };
+        expect(challenge.info).toMatchObject({ domain: url.hostname, uri: url.href });
+      },
+    );
+
+    // Agent 4's human and agent 7's are different humans; each server counts uses in its own process.
+    for (const framework of set.frameworks) {
+      for (const [client, script] of Object.entries(AGENTS)) {
+        it(`${framework}, ${client} client: the discounted tier until max_use_exceeded, then the standard tier`, async () => {
+          const account = client === "ours" ? 4 : 7;
+          const url = `${urls[framework]}/weather`;
+          const { paid, received } = await payRepeatedly(projects[set.name]!, script, account, url, 3);
+          expect(paid).toEqual([DISCOUNTED, DISCOUNTED, STANDARD]);
+          expect(received).toBe(2n * DISCOUNTED + STANDARD);
+        });
+      }
+    }
+  });
