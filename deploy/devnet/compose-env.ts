@@ -20,5 +20,10 @@ export function composeDevnetEnv(devnet: Devnet, seed: DemoSeed): Record<string,
       FACILITATOR_PRIVATE_KEY: devnet.accounts[8]!.privateKey,
       AGENT_OWNERSHIP_SCHEMA: seed.schemas.agentOwnership,
     },
+    // Account 12, as `make up`'s facilitator: an account no other process sends from.
+    facilitator: {
+      CHAIN_ID: String(devnet.chainId),
+      FACILITATOR_PRIVATE_KEY: devnet.accounts[12]!.privateKey,
+    },
   };
 }

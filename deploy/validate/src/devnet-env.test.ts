@@ -10,7 +10,7 @@ describe("docker-compose.yml and the devnet", () => {
   let seed: DemoSeed;
 
   beforeAll(async () => {
-    devnet = await startDevnet({ accounts: 10 });
+    devnet = await startDevnet({ accounts: 13 });
     seed = await seedDemo(devnet);
   });
 

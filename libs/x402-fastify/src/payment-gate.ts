@@ -1,13 +1,13 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { Readable } from "node:stream";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
+import * as x402Server from "@x402/core/server";
 import {
   getFacilitatorResponseError,
   type HTTPProcessResult,
   type HTTPRequestContext,
   type HTTPResponseInstructions,
   type HTTPTransportContext,
-  isFatalStartupInitError,
   type PaywallConfig,
   type PaywallProvider,
   SETTLEMENT_OVERRIDES_HEADER,
@@ -17,6 +17,14 @@ import {
 import type { SettleResponse } from "@x402/core/types";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { FastifyHTTPAdapter } from "./adapter";
+
+/**
+ * An error that no retry will cure. `isFatalStartupInitError` came with @x402/core 2.25 (with the facilitator
+ * capability check); on 2.23 and 2.24, the bottom of the peer range, a route configuration error is the only one.
+ */
+const isFatalStartupInitError: (error: unknown) => boolean =
+  (x402Server as Partial<typeof x402Server>).isFatalStartupInitError ??
+  ((error) => error instanceof x402Server.RouteConfigurationError);
 
 type VerifiedResult = Extract<HTTPProcessResult, { type: "payment-verified" }>;
 

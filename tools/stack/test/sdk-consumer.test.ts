@@ -1,12 +1,14 @@
 /**
- * The SDK as an integrator gets it: `npm pack` of @humanpass/identity, @humanpass/attestations-client,
- * @humanpass/human-proof and @humanpass/x402-fastify, the tarballs installed into a throwaway project outside the workspace (plain JavaScript
- * ESM, nothing linked to this repository), then servers (Express, Hono, Fastify) and agents of that project
- * (./sdk-consumer/*.mjs, copied there) against the devnet, the facilitator HTTP API and a running attestations-api
- * of the stack `make up` starts.
+ * The SDK as an integrator gets it, run from its documentation: `npm pack` of @humanpass/identity,
+ * @humanpass/attestations-client, @humanpass/human-proof and @humanpass/x402-fastify, the tarballs installed into
+ * throwaway projects outside the workspace (plain JavaScript ESM, nothing linked to this repository), one per end of
+ * the declared `@x402/core` range; into each, every JavaScript block of docs/sdk.md under the file name its info
+ * string gives (```js title="server-express.mjs"), run as they stand against the devnet, the facilitator HTTP API
+ * and a running attestations-api of the stack `make up` starts. Only what differs from `make up` (ports, URLs) and
+ * the agents' keys are given in the environment: the docs' defaults for the rest are checked against the devnet.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { copyFileSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { lstat, readFile, rm } from "node:fs/promises";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
@@ -31,9 +33,36 @@ import { randomPrefix, type Stack, startStack } from "../src/stack";
 
 const run = promisify(execFile);
 const SDK_PACKAGES = ["identity", "attestations-client", "human-proof", "x402-fastify"];
-const FIXTURES = path.join(import.meta.dirname, "sdk-consumer");
-// What the integrator installs next to the SDK: the versions this repository is tested with.
-const INTEGRATOR_DEPENDENCIES = {
+const DOCS = readFileSync(path.join(REPO_ROOT, "docs/sdk.md"), "utf8");
+
+/** The JavaScript blocks of the docs by the file name of their info string; `null` names a block without one. */
+function documentedFiles(markdown: string): Map<string | null, string> {
+  const files = new Map<string | null, string>();
+  for (const [, info, code] of markdown.matchAll(/^```(js[^\n]*)\n([\s\S]*?)^```$/gm)) {
+    const name = /\btitle="([^"]+)"/.exec(info!)?.[1] ?? null;
+    files.set(name, code!);
+  }
+  return files;
+}
+
+/** Every package an `npm install` of the docs names, with the version it pins ("" for none). */
+function documentedInstalls(markdown: string): Map<string, string> {
+  const installs = new Map<string, string>();
+  for (const [, args] of markdown.matchAll(/npm install ([^`\n]+)/g)) {
+    for (const spec of args!.split(/\s+/).filter((s) => s && s !== "…")) {
+      const at = spec.lastIndexOf("@");
+      installs.set(at > 0 ? spec.slice(0, at) : spec, at > 0 ? spec.slice(at + 1) : "");
+    }
+  }
+  return installs;
+}
+
+const FILES = documentedFiles(DOCS);
+const FRAMEWORKS = ["express", "hono", "fastify"] as const;
+type Framework = (typeof FRAMEWORKS)[number];
+const AGENTS = { ours: "agent.mjs", "Billions'": "agent-billions.mjs" } as const;
+// The latest release of each, as the docs' install lines name them.
+const LATEST: Record<string, string> = {
   "@billionsnetwork/x402-human-proof-client": "0.1.7",
   "@x402/core": "2.27.0",
   "@x402/evm": "2.27.0",
@@ -46,25 +75,54 @@ const INTEGRATOR_DEPENDENCIES = {
   hono: "4.13.19",
   viem: "2.57.20",
 };
-const FRAMEWORKS = ["express", "hono", "fastify"] as const;
+const X402_IN_STEP = ["@x402/core", "@x402/evm", "@x402/express", "@x402/fetch"];
+const PEER_RANGE: string = JSON.parse(
+  readFileSync(path.join(REPO_ROOT, "libs/human-proof/package.json"), "utf8"),
+).peerDependencies["@x402/core"];
+const LOWEST = PEER_RANGE.replace(/^\^/, "");
+
+interface VersionSet {
+  name: string;
+  x402: string;
+  frameworks: readonly Framework[];
+  dependencies: Record<string, string>;
+}
+/**
+ * Both ends of the declared range, every flow on each. @x402/hono pins @x402/core to its own minor (~2.27.0) and
+ * has no release at the lowest end (2.19, then 2.25): Hono runs on the latest set only.
+ */
+const VERSION_SETS: VersionSet[] = [
+  { name: "latest", x402: LATEST["@x402/core"]!, frameworks: FRAMEWORKS, dependencies: LATEST },
+  {
+    name: "lowest",
+    x402: LOWEST,
+    frameworks: ["express", "fastify"],
+    dependencies: {
+      ...Object.fromEntries(Object.entries(LATEST).filter(([name]) => name !== "@x402/hono")),
+      ...Object.fromEntries(X402_IN_STEP.map((name) => [name, LOWEST])),
+    },
+  },
+];
 const STANDARD = 10_000n;
 const DISCOUNTED = 1_000n;
 
-const outsideEnv = outsideNpmEnv;
-
-let project: string;
 let packed: Record<string, PackedPackage>;
+let tarballs: string | undefined;
+const projects: Record<string, string> = {};
 let database: TestDatabase;
 let stack: Stack;
-const servers: ChildProcess[] = [];
-const urls: Partial<Record<(typeof FRAMEWORKS)[number], string>> = {};
 const logs: string[] = [];
 
-async function packAndInstall(): Promise<void> {
+async function pack(destination: string): Promise<void> {
   packed = {};
   for (const name of SDK_PACKAGES)
-    packed[name] = await packPackage(path.join(REPO_ROOT, "libs", name), project);
-  const tarball = (name: string) => `file:./${packed[name]!.filename}`;
+    packed[name] = await packPackage(path.join(REPO_ROOT, "libs", name), destination);
+}
+
+/** A new project with the tarballs, the set's registry dependencies and the docs' files. */
+async function install(set: VersionSet, tarballs: string): Promise<string> {
+  const project = mkdtempSync(path.join(tmpdir(), `humanpass-sdk-consumer-${set.name}-`));
+  const tarball = (name: string) => `file:${path.join(tarballs, packed[name]!.filename)}`;
   writeFileSync(
     path.join(project, "package.json"),
     JSON.stringify({
@@ -72,11 +130,9 @@ async function packAndInstall(): Promise<void> {
       private: true,
       type: "module",
       dependencies: {
-        "@humanpass/identity": tarball("identity"),
-        "@humanpass/attestations-client": tarball("attestations-client"),
         "@humanpass/human-proof": tarball("human-proof"),
         "@humanpass/x402-fastify": tarball("x402-fastify"),
-        ...INTEGRATOR_DEPENDENCIES,
+        ...set.dependencies,
       },
       // @humanpass/human-proof asks for @humanpass/identity and @humanpass/attestations-client 0.1.0 (which asks
       // for @humanpass/identity too): these tarballs, never a registry look-up.
@@ -86,33 +142,27 @@ async function packAndInstall(): Promise<void> {
       },
     }),
   );
-  for (const file of readdirSync(FIXTURES)) copyFileSync(path.join(FIXTURES, file), path.join(project, file));
+  for (const [name, code] of FILES) if (name) writeFileSync(path.join(project, name), code);
   await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], {
     cwd: project,
-    env: outsideEnv(),
+    env: outsideNpmEnv(),
     timeout: 480_000,
   });
+  return project;
 }
 
-function serverEnv(facilitatorAccount: number): Record<string, string> {
-  return {
-    FACILITATOR_URL: stack.facilitator.url,
-    CHAIN_ID: String(stack.devnet.chainId),
-    RPC_URL: stack.devnet.rpcUrl,
-    USDC: stack.devnet.addresses.usdc,
-    PAY_TO: stack.devnet.accounts[9]!.address,
-    FACILITATOR_KEY: stack.devnet.accounts[facilitatorAccount]!.privateKey,
-    ATTESTATIONS_API_URL: stack.urls["attestations-api"],
-    OWNERSHIP_SCHEMA: stack.seed.schemas.agentOwnership,
-  };
-}
-
-/** Starts one of the project's servers with plain node and resolves with the URL it prints once listening. */
-async function startServer(script: string, env: Record<string, string>): Promise<string> {
+/** Starts a documented server with plain node and resolves with the URL it prints once listening. */
+async function startServer(project: string, script: string, servers: ChildProcess[]): Promise<string> {
   const port = await freePort();
   const child = spawn(process.execPath, [script], {
     cwd: project,
-    env: { ...outsideEnv(), ...env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` },
+    env: {
+      ...outsideNpmEnv(),
+      PORT: String(port),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      FACILITATOR_URL: stack.facilitator.url,
+      ATTESTATIONS_API_URL: stack.urls["attestations-api"],
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   servers.push(child);
@@ -127,20 +177,31 @@ async function startServer(script: string, env: Record<string, string>): Promise
   });
 }
 
-/** One payment by an agent script of the project, as the agent reports it. */
-async function agentPays(script: string, agentAccount: number, url: string) {
-  const { stdout } = await run(process.execPath, [script, url], {
+async function stopServers(servers: ChildProcess[]): Promise<void> {
+  await Promise.all(
+    servers.map((child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      return exited;
+    }),
+  );
+}
+
+/** One run of a documented agent, which prints the status and the body of what it paid for. */
+async function agentPays(project: string, script: string, agentAccount: number, url: string) {
+  const { stdout } = await run(process.execPath, [script], {
     cwd: project,
     env: {
-      ...outsideEnv(),
+      ...outsideNpmEnv(),
       AGENT_KEY: stack.devnet.accounts[agentAccount]!.privateKey,
       ATTESTATIONS_API_URL: stack.urls["attestations-api"],
-      CHAIN_ID: String(stack.devnet.chainId),
-      USDC: stack.devnet.addresses.usdc,
-      OWNERSHIP_SCHEMA: stack.seed.schemas.agentOwnership,
+      RESOURCE_URL: url,
     },
   });
-  return JSON.parse(stdout) as { status: number; body: unknown; transaction?: string | null };
+  const printed = /^(\d{3}) (.*)$/s.exec(stdout.trim());
+  if (!printed) throw new Error(`${script} printed ${stdout}`);
+  return { status: Number(printed[1]), body: printed[2] };
 }
 
 const usdcOf = (address: `0x${string}`) =>
@@ -151,25 +212,38 @@ const usdcOf = (address: `0x${string}`) =>
     args: [address],
   });
 
-/** What `agentAccount` paid on each of `times` payments, and what the payee received in all. */
-async function payRepeatedly(agentAccount: number, url: string, times: number) {
+/** What `agentAccount` paid on each of `times` runs of `script`, and what the payee received in all. */
+async function payRepeatedly(
+  project: string,
+  script: string,
+  agentAccount: number,
+  url: string,
+  times: number,
+) {
   const agent = stack.devnet.accounts[agentAccount]!.address;
   const payTo = stack.devnet.accounts[9]!.address;
   const payToBefore = await usdcOf(payTo);
   const paid: bigint[] = [];
   for (let i = 0; i < times; i++) {
     const before = await usdcOf(agent);
-    const result = await agentPays("agent.mjs", agentAccount, url);
-    expect(result).toMatchObject({ status: 200, body: { city: "Zurich" }, transaction: expect.any(String) });
+    const result = await agentPays(project, script, agentAccount, url);
+    expect({ ...result, body: JSON.parse(result.body) }).toEqual({
+      status: 200,
+      body: { city: "Zurich", temperatureC: 7 },
+    });
     paid.push(before - (await usdcOf(agent)));
   }
   return { paid, received: (await usdcOf(payTo)) - payToBefore };
 }
 
 beforeAll(async () => {
-  project = mkdtempSync(path.join(tmpdir(), "humanpass-sdk-consumer-"));
+  const destination = mkdtempSync(path.join(tmpdir(), "humanpass-sdk-tarballs-"));
+  tarballs = destination;
   database = await createTestDatabase("sdk_consumer");
-  const [started] = await Promise.all([
+  const installed = pack(destination).then(() =>
+    Promise.all(VERSION_SETS.map(async (set) => [set.name, await install(set, destination)] as const)),
+  );
+  const [started, sets] = await Promise.all([
     startStack({
       databaseUrl: database.url,
       natsUrl: testNatsUrl(),
@@ -177,27 +251,13 @@ beforeAll(async () => {
       log: (service, line) => logs.push(`${service} | ${line}`),
       logLevel: "warn",
     }),
-    packAndInstall(),
+    installed,
   ]);
   stack = started;
-  // Accounts 8 and 11 settle (one each, so their nonces never interleave); 9 receives every payment.
-  // Express and Hono settle through the stack's facilitator HTTP API; Fastify in process from account 11.
-  [urls.express, urls.hono, urls.fastify] = await Promise.all([
-    startServer("express-server.mjs", serverEnv(11)),
-    startServer("hono-server.mjs", serverEnv(11)),
-    startServer("fastify-server.mjs", serverEnv(11)),
-  ]);
+  Object.assign(projects, Object.fromEntries(sets));
 }, 600_000);
 
 afterAll(async () => {
-  await Promise.all(
-    servers.map((child) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGTERM");
-      return exited;
-    }),
-  );
   await stack?.stop();
   await database?.drop();
   const { jetstreamManager } = await import("@nats-io/jetstream");
@@ -208,8 +268,50 @@ afterAll(async () => {
       await jsm.streams.delete(s.config.name);
   }
   await conn.close();
-  if (project) await rm(project, { recursive: true, force: true });
+  for (const dir of [tarballs, ...Object.values(projects)])
+    if (dir) await rm(dir, { recursive: true, force: true });
 }, 180_000);
+
+describe("docs/sdk.md", () => {
+  it("has every JavaScript block named as the file the consumer test runs", () => {
+    expect([...FILES.keys()].sort()).toEqual(
+      [
+        "agent-billions.mjs",
+        "agent.mjs",
+        "paid-route.mjs",
+        "server-express.mjs",
+        "server-fastify.mjs",
+        "server-hono.mjs",
+      ].sort(),
+    );
+  });
+
+  it("installs the versions the consumer test runs, and all it runs", () => {
+    const documented = documentedInstalls(DOCS);
+    for (const [name, version] of documented) {
+      if (name.startsWith("@humanpass/")) expect(SDK_PACKAGES).toContain(name.slice("@humanpass/".length));
+      else expect({ name, version }).toEqual({ name, version: LATEST[name] });
+    }
+    expect([...documented.keys()]).toEqual(expect.arrayContaining(Object.keys(LATEST)));
+  });
+
+  it("defaults to the devnet of make up where the test gives no setting", () => {
+    const network = `"eip155:${stack.devnet.chainId}"`;
+    const usdc = `"${stack.devnet.addresses.usdc}"`;
+    const schema = `"${stack.seed.schemas.agentOwnership}"`;
+    const payTo = `"${stack.devnet.accounts[9]!.address}"`;
+    const expected = {
+      "paid-route.mjs": [network, usdc, schema, payTo],
+      "agent.mjs": [network, usdc],
+      "agent-billions.mjs": [network, usdc, schema],
+    };
+    for (const [file, defaults] of Object.entries(expected))
+      expect({ file, missing: defaults.filter((d) => !FILES.get(file)!.includes(d)) }).toEqual({
+        file,
+        missing: [],
+      });
+  });
+});
 
 describe("the SDK packed and installed outside the workspace", () => {
   it("ships compiled JavaScript, declarations, source maps with their sources, README, LICENSE and CHANGELOG only", async () => {
@@ -219,7 +321,7 @@ describe("the SDK packed and installed outside the workspace", () => {
       expect(files).toContain("dist/index.d.ts");
       const manifest = JSON.parse(await readFile(path.join(REPO_ROOT, "libs", name, "package.json"), "utf8"));
       expect({ name, problems: packageHygieneProblems(manifest, files) }).toEqual({ name, problems: [] });
-      const installed = path.join(project, "node_modules/@humanpass", name);
+      const installed = path.join(projects.latest!, "node_modules/@humanpass", name);
       expect({ name, lacking: await sourceMapsWithoutSources(installed) }).toEqual({ name, lacking: [] });
     }
   });
@@ -233,72 +335,94 @@ describe("the SDK packed and installed outside the workspace", () => {
     }
   });
 
-  it("declares the @x402/core range it is tested at", async () => {
+  it("declares one @x402/core range, whose ends the version sets are", async () => {
     for (const name of ["human-proof", "x402-fastify"]) {
       const manifest = JSON.parse(await readFile(path.join(REPO_ROOT, "libs", name, "package.json"), "utf8"));
-      expect(manifest.peerDependencies["@x402/core"]).toBe("^2.23.0");
+      expect(manifest.peerDependencies["@x402/core"]).toBe(PEER_RANGE);
     }
-    expect(INTEGRATOR_DEPENDENCIES["@x402/core"]).toBe("2.27.0");
+    expect(VERSION_SETS.map((set) => set.x402)).toEqual(["2.27.0", "2.23.0"]);
   });
 
-  it("is installed as plain packages, not links into this repository", async () => {
-    for (const name of SDK_PACKAGES) {
-      const installed = path.join(project, "node_modules/@humanpass", name);
-      expect((await lstat(installed)).isSymbolicLink()).toBe(false);
-      const manifest = JSON.parse(await readFile(path.join(installed, "package.json"), "utf8"));
-      expect(manifest.private).toBeUndefined();
-      expect(manifest.version).toMatch(/^0\./);
-    }
-    expect(path.relative(REPO_ROOT, project).startsWith("..")).toBe(true);
-  });
-
-  it.each(FRAMEWORKS)("%s: HEAD on the paid route is refused without payment", async (framework) => {
-    const response = await fetch(`${urls[framework]}/weather`, { method: "HEAD" });
-    expect(response.status).toBe(402);
-  });
-
-  it.each(FRAMEWORKS)(
-    "%s: a forged Host does not change the challenge's signed domain",
-    async (framework) => {
-      const url = new URL(`${urls[framework]}/weather?city=Zurich`);
-      const header = await new Promise<string>((resolve, reject) => {
-        request(url, { headers: { host: "evil.example" } }, (response) => {
-          response.resume();
-          resolve(String(response.headers["payment-required"]));
-        })
-          .on("error", reject)
-          .end();
+  it.each(VERSION_SETS.map((set) => [set.name, set] as const))(
+    "is installed as plain packages (%s set), with the set's @x402/core",
+    async (_name, set) => {
+      const project = projects[set.name]!;
+      for (const name of SDK_PACKAGES) {
+        const installed = path.join(project, "node_modules/@humanpass", name);
+        expect((await lstat(installed)).isSymbolicLink()).toBe(false);
+        const manifest = JSON.parse(await readFile(path.join(installed, "package.json"), "utf8"));
+        expect(manifest.private).toBeUndefined();
+        expect(manifest.version).toMatch(/^0\./);
+      }
+      const { stdout } = await run("npm", ["ls", "@x402/core", "--all", "--parseable", "--long"], {
+        cwd: project,
+        env: outsideNpmEnv(),
       });
-      const challenge = decodePaymentRequiredHeader(header).extensions?.["human-proof"] as {
-        info: { domain: string; uri: string };
-      };
-      expect(challenge.info).toMatchObject({ domain: url.hostname, uri: url.href });
+      // One copy of @x402/core, the set's, whatever asks for it.
+      expect([
+        ...new Set(
+          stdout
+            .trim()
+            .split("\n")
+            .map((line) => line.split(":")[1]),
+        ),
+      ]).toEqual([`@x402/core@${set.x402}`]);
+      expect(path.relative(REPO_ROOT, project).startsWith("..")).toBe(true);
     },
   );
-
-  it("Express (@x402/express + @humanpass/human-proof/server, the stack's facilitator): the agent pays the discounted tier until max_use_exceeded, then the standard tier", async () => {
-    const { paid, received } = await payRepeatedly(4, `${urls.express}/weather`, 3);
-    expect(paid).toEqual([DISCOUNTED, DISCOUNTED, STANDARD]);
-    expect(received).toBe(2n * DISCOUNTED + STANDARD);
-  });
-
-  it("Hono (@x402/hono + @humanpass/human-proof/server, the stack's facilitator): the agent pays the discounted tier until max_use_exceeded, then the standard tier", async () => {
-    const { paid, received } = await payRepeatedly(5, `${urls.hono}/weather`, 3);
-    expect(paid).toEqual([DISCOUNTED, DISCOUNTED, STANDARD]);
-    expect(received).toBe(2n * DISCOUNTED + STANDARD);
-  });
-
-  it("Fastify (@humanpass/x402-fastify): the agent pays the discounted tier until max_use_exceeded, then the standard tier", async () => {
-    const { paid, received } = await payRepeatedly(6, `${urls.fastify}/weather`, 3);
-    expect(paid).toEqual([DISCOUNTED, DISCOUNTED, STANDARD]);
-    expect(received).toBe(2n * DISCOUNTED + STANDARD);
-  });
-
-  it("Billions' published client (0.1.7) pays the Express server's discounted tier", async () => {
-    const agent = stack.devnet.accounts[7]!.address;
-    const before = await usdcOf(agent);
-    const result = await agentPays("billions-agent.mjs", 7, `${urls.express}/weather`);
-    expect(result).toMatchObject({ status: 200, body: { city: "Zurich" } });
-    expect(before - (await usdcOf(agent))).toBe(DISCOUNTED);
-  });
 });
+
+for (const set of VERSION_SETS)
+  describe(`the docs' files on x402 ${set.x402} (${set.name} set)`, () => {
+    const servers: ChildProcess[] = [];
+    const urls: Partial<Record<Framework, string>> = {};
+
+    beforeAll(async () => {
+      const started = await Promise.all(
+        set.frameworks.map((framework) =>
+          startServer(projects[set.name]!, `server-${framework}.mjs`, servers),
+        ),
+      );
+      set.frameworks.forEach((framework, i) => {
+        urls[framework] = started[i];
+      });
+    });
+    afterAll(() => stopServers(servers));
+
+    it.each(set.frameworks)("%s: HEAD on the paid route is refused without payment", async (framework) => {
+      const response = await fetch(`${urls[framework]}/weather`, { method: "HEAD" });
+      expect(response.status).toBe(402);
+    });
+
+    it.each(set.frameworks)(
+      "%s: a forged Host does not change the challenge's signed domain",
+      async (framework) => {
+        const url = new URL(`${urls[framework]}/weather`);
+        const header = await new Promise<string>((resolve, reject) => {
+          request(url, { headers: { host: "evil.example" } }, (response) => {
+            response.resume();
+            resolve(String(response.headers["payment-required"]));
+          })
+            .on("error", reject)
+            .end();
+        });
+        const challenge = decodePaymentRequiredHeader(header).extensions?.["human-proof"] as {
+          info: { domain: string; uri: string };
+        };
+        expect(challenge.info).toMatchObject({ domain: url.hostname, uri: url.href });
+      },
+    );
+
+    // Agent 4's human and agent 7's are different humans; each server counts uses in its own process.
+    for (const framework of set.frameworks) {
+      for (const [client, script] of Object.entries(AGENTS)) {
+        it(`${framework}, ${client} client: the discounted tier until max_use_exceeded, then the standard tier`, async () => {
+          const account = client === "ours" ? 4 : 7;
+          const url = `${urls[framework]}/weather`;
+          const { paid, received } = await payRepeatedly(projects[set.name]!, script, account, url, 3);
+          expect(paid).toEqual([DISCOUNTED, DISCOUNTED, STANDARD]);
+          expect(received).toBe(2n * DISCOUNTED + STANDARD);
+        });
+      }
+    }
+  });
