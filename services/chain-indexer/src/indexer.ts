@@ -59,6 +59,8 @@ interface PreparedRange {
   from: bigint;
   to: bigint;
   toHash: Hex;
+  /** Timestamp (seconds) of block `to`. */
+  toTime: bigint;
   head: bigint;
   safe: bigint;
   built: RangeEvents;
@@ -88,7 +90,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     policy: settings.retry,
     logger,
     signal: abort.signal,
-    onError: (reason) => metrics.rpcErrors.inc({ reason }),
+    onError: (reason) => metrics.rpcErrors.add(1, { reason }),
     ...extra,
   });
   const rpc = <T>(what: string, fn: () => Promise<T>, extra?: Partial<RetryOptions>) =>
@@ -250,9 +252,9 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       });
       return records.length;
     });
-    metrics.reorgs.inc();
-    metrics.records.inc({ type: "blocks_reverted" });
-    metrics.indexedBlock.set(Number(found.number));
+    metrics.reorgs.add(1);
+    metrics.records.add(1, { type: "blocks_reverted" });
+    metrics.indexedBlock.record(Number(found.number));
     logger.warn(
       {
         fromBlock: Number(found.number + 1n),
@@ -266,10 +268,10 @@ export function createIndexer(deps: IndexerDeps): Indexer {
   /** Reads and builds the next range after `cursor`, or says that there is none yet or that the chain reorganized. */
   async function prepare(cursor: Cursor | undefined): Promise<Prepared> {
     const head = await rpc("eth_blockNumber", () => client.getBlockNumber({ cacheTime: 0 }));
-    metrics.headBlock.set(Number(head));
+    metrics.headBlock.record(Number(head));
     const safe = head - settings.confirmations;
     const from = cursor ? cursor.blockNumber + 1n : settings.startBlock;
-    if (cursor) metrics.headLag.set(Number(head - cursor.blockNumber));
+    if (cursor) metrics.headLag.record(Number(head - cursor.blockNumber));
     if (from > safe) return { kind: cursor && !(await isCanonical(cursor)) ? "reorg" : "idle" };
 
     const { to, logs, anchor } = await logsOfRange(from, safe);
@@ -283,7 +285,8 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     ]);
     const fromHeader = seen.get(from);
     if (cursor && fromHeader && fromHeader.parentHash !== cursor.blockHash) return { kind: "reorg" };
-    const toHash = seen.get(to)?.hash;
+    const toHeader = seen.get(to);
+    const toHash = toHeader?.hash;
     const consistent =
       fromHeader &&
       toHash &&
@@ -303,7 +306,18 @@ export function createIndexer(deps: IndexerDeps): Indexer {
         .filter(([n]) => n !== to)
         .map(([number, hash]) => ({ number, hash })),
     ];
-    return { kind: "range", from, to, toHash, head, safe, built, blocks, reads };
+    return {
+      kind: "range",
+      from,
+      to,
+      toHash,
+      toTime: toHeader?.timestamp ?? 0n,
+      head,
+      safe,
+      built,
+      blocks,
+      reads,
+    };
   }
 
   async function commit(cursor: Cursor | undefined, range: PreparedRange): Promise<void> {
@@ -317,12 +331,13 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       await pruneBelow(trx, chainId, to - settings.reorgWindowBlocks);
     });
 
-    metrics.indexedBlock.set(Number(to));
-    metrics.headLag.set(Number(head - to));
-    metrics.records.inc({ type: "schema_registered" }, built.counts.schemas);
-    metrics.records.inc({ type: "attestation_recorded" }, built.counts.attestations);
-    metrics.records.inc({ type: "attestation_revoked" }, built.counts.revocations);
-    metrics.recordReads.inc(range.reads);
+    metrics.indexedBlock.record(Number(to));
+    metrics.headLag.record(Number(head - to));
+    metrics.records.add(built.counts.schemas, { type: "schema_registered" });
+    metrics.records.add(built.counts.attestations, { type: "attestation_recorded" });
+    metrics.records.add(built.counts.revocations, { type: "attestation_revoked" });
+    metrics.recordReads.add(range.reads);
+    metrics.blockToOutboxLag.record(Math.max(0, Date.now() / 1000 - Number(range.toTime)));
     progress.committed(from, to, safe, built.events.length);
     logger.debug({ from: Number(from), to: Number(to), events: built.events.length }, "range indexed");
   }
