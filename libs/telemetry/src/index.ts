@@ -9,4 +9,4 @@ export {
   resourceAttributes,
   type ServiceMetrics,
 } from "./metrics";
-export { PROBE_PATHS, startTelemetry, type Telemetry, type TelemetryOptions } from "./sdk";
+export { PROBE_PATHS, startTelemetry, type Telemetry, type TelemetryOptions, untraced } from "./sdk";

@@ -1,5 +1,7 @@
 import { createRequire } from "node:module";
 import { FastifyOtelInstrumentation } from "@fastify/otel";
+import { context } from "@opentelemetry/api";
+import { suppressTracing } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { registerInstrumentations } from "@opentelemetry/instrumentation";
 import { HttpInstrumentation } from "@opentelemetry/instrumentation-http";
@@ -90,4 +92,9 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
       await provider.shutdown();
     },
   };
+}
+
+/** Runs `fn` with tracing suppressed: routine calls (an idle poll) that would each start a trace of their own. */
+export function untraced<T>(fn: () => T): T {
+  return context.with(suppressTracing(context.active()), fn);
 }

@@ -1,5 +1,7 @@
 import type { Kysely } from "@humanpass/db";
 import { enqueue, type Topology } from "@humanpass/event-bus";
+import { untraced } from "@humanpass/telemetry";
+import { context, ROOT_CONTEXT, type Span, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { Logger } from "pino";
 import type { Hex } from "viem";
 import { type OnChainAttestation, readAttestationBatch } from "./chain/attestations";
@@ -56,6 +58,8 @@ const ANCESTOR_PAGE = 100;
 
 interface PreparedRange {
   kind: "range";
+  /** The range's trace, from its reading to its commit: the RPC calls and statements are its children. */
+  span: Span;
   from: bigint;
   to: bigint;
   toHash: Hex;
@@ -76,6 +80,16 @@ interface Anchor {
 }
 
 type Prepared = PreparedRange | { kind: "idle" } | { kind: "reorg" };
+
+const tracer = trace.getTracer("@humanpass/chain-indexer");
+
+function endSpan(span: Span, error?: unknown): void {
+  if (error !== undefined) {
+    span.recordException(error as Error);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+  }
+  span.end();
+}
 
 export function createIndexer(deps: IndexerDeps): Indexer {
   const { db, client, topology, settings, logger, metrics } = deps;
@@ -265,16 +279,45 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     );
   }
 
-  /** Reads and builds the next range after `cursor`, or says that there is none yet or that the chain reorganized. */
+  /**
+   * Reads and builds the next range after `cursor`, or says that there is none yet or that the chain reorganized.
+   * A range gets a trace of its own (`index blocks`), ended by its commit; the head poll and the cursor check
+   * before it are not traced, or an idle indexer would start a trace every poll.
+   */
   async function prepare(cursor: Cursor | undefined): Promise<Prepared> {
-    const head = await rpc("eth_blockNumber", () => client.getBlockNumber({ cacheTime: 0 }));
+    const head = await untraced(() => rpc("eth_blockNumber", () => client.getBlockNumber({ cacheTime: 0 })));
     metrics.headBlock.record(Number(head));
     const safe = head - settings.confirmations;
     const from = cursor ? cursor.blockNumber + 1n : settings.startBlock;
     if (cursor) metrics.headLag.record(Number(head - cursor.blockNumber));
-    if (from > safe) return { kind: cursor && !(await isCanonical(cursor)) ? "reorg" : "idle" };
+    if (from > safe)
+      return { kind: cursor && !(await untraced(() => isCanonical(cursor))) ? "reorg" : "idle" };
 
+    const span = tracer.startSpan("index blocks", {
+      root: true,
+      attributes: { "humanpass.chain.from_block": Number(from), "humanpass.chain.head_block": Number(head) },
+    });
+    try {
+      const read = await context.with(trace.setSpan(ROOT_CONTEXT, span), () =>
+        readRange(cursor, head, safe, from, span),
+      );
+      if (read.kind !== "range") endSpan(span);
+      return read;
+    } catch (error) {
+      endSpan(span, error);
+      throw error;
+    }
+  }
+
+  async function readRange(
+    cursor: Cursor | undefined,
+    head: bigint,
+    safe: bigint,
+    from: bigint,
+    span: Span,
+  ): Promise<Prepared> {
     const { to, logs, anchor } = await logsOfRange(from, safe);
+    span.setAttribute("humanpass.chain.to_block", Number(to));
     // The transactions of recorded attestations; asked in the same tick, they share the headers' JSON-RPC batch.
     const recordingTxs = settings.readEveryRecord
       ? []
@@ -308,6 +351,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     ];
     return {
       kind: "range",
+      span,
       from,
       to,
       toHash,
@@ -320,8 +364,8 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     };
   }
 
-  async function commit(cursor: Cursor | undefined, range: PreparedRange): Promise<void> {
-    const { from, to, toHash, head, safe, built } = range;
+  async function write(cursor: Cursor | undefined, range: PreparedRange): Promise<void> {
+    const { to, toHash, built } = range;
     await db.transaction().execute(async (trx) => {
       // First: the conditional update locks the cursor row, so a second indexer on this database waits here and
       // then fails cleanly instead of writing the same range.
@@ -330,6 +374,18 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       await recordRange(trx, chainId, range.blocks, built.emitted);
       await pruneBelow(trx, chainId, to - settings.reorgWindowBlocks);
     });
+  }
+
+  async function commit(cursor: Cursor | undefined, range: PreparedRange): Promise<void> {
+    const { from, to, head, safe, built } = range;
+    range.span.setAttribute("humanpass.chain.events", built.events.length);
+    try {
+      await context.with(trace.setSpan(ROOT_CONTEXT, range.span), () => write(cursor, range));
+    } catch (error) {
+      endSpan(range.span, error);
+      throw error;
+    }
+    endSpan(range.span);
 
     metrics.indexedBlock.record(Number(to));
     metrics.headLag.record(Number(head - to));
@@ -353,7 +409,9 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     const prepared = await early.prepared;
     const follows =
       cursor?.blockNumber === early.after.blockNumber && cursor.blockHash === early.after.blockHash;
-    return follows ? prepared : undefined;
+    if (follows) return prepared;
+    if (prepared?.kind === "range") endSpan(prepared.span);
+    return undefined;
   }
 
   async function step(): Promise<StepResult> {
@@ -408,7 +466,8 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     async stop() {
       abort.abort();
       await loop;
-      await ahead?.prepared;
+      const unused = await ahead?.prepared;
+      if (unused?.kind === "range") endSpan(unused.span);
     },
   };
 }
