@@ -302,7 +302,12 @@ function recordRequests(app: HttpApp, metrics: ServiceMetrics): void {
     }
     done();
   });
-  app.get("/metrics", { schema: { hide: true }, logLevel: "warn" }, async (_request, reply) => {
+  app.get("/metrics", { schema: { hide: true }, logLevel: "warn" }, async (request, reply) => {
+    // Prometheus scrapes each replica directly. A request that came through a proxy (the public ingress, which
+    // routes every path of a host to the service and always adds X-Forwarded-For) is answered as an unknown path.
+    if (request.headers["x-forwarded-for"] !== undefined || request.headers.forwarded !== undefined) {
+      return reply.code(404).send({ error: "not_found", message: "Route GET /metrics not found" });
+    }
     reply.header("content-type", PROMETHEUS_CONTENT_TYPE);
     return metrics.render();
   });

@@ -80,6 +80,15 @@ describe("/metrics and http.server.request.duration", () => {
     ).toBeUndefined();
   });
 
+  it("answers /metrics as an unknown path to a request that came through a proxy (the public ingress)", async () => {
+    const app = await appWithMetrics();
+    for (const headers of [{ "x-forwarded-for": "203.0.113.7" }, { forwarded: "for=203.0.113.7" }]) {
+      const response = await app.inject({ url: "/metrics", headers });
+      expect(response.statusCode).toBe(404);
+      expect(response.body).not.toContain("http_server_request_duration");
+    }
+  });
+
   it("has no /metrics without instruments", async () => {
     const app = await createHttpApp({ logger, rateLimit: false });
     apps.push(app);
