@@ -291,7 +291,8 @@ function recordRequests(app: HttpApp, metrics: ServiceMetrics): void {
     advice: { explicitBucketBoundaries: DURATION_BUCKETS_SECONDS },
   });
   const unmeasured = new Set<string>(PROBE_PATHS);
-  app.addHook("onResponse", (request, reply, done) => {
+  // Off (METRICS_ENABLED=false), not even the hook runs: what the overhead benchmark compares against.
+  if (metrics.enabled) app.addHook("onResponse", (request, reply, done) => {
     const route = request.routeOptions.url;
     if (route === undefined || !unmeasured.has(route)) {
       duration.record(reply.elapsedTime / 1000, {
