@@ -42,6 +42,7 @@ export function observeNats(meter: Meter, nc: NatsConnection): void {
   const disconnects = meter.createCounter("humanpass_nats_disconnects_total", {
     description: "Times the NATS connection was lost",
   });
+  disconnects.add(0);
   meter
     .createObservableGauge("humanpass_nats_connected", {
       description: "1 while the NATS connection is up, 0 while it is lost or closed",

@@ -131,6 +131,9 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
   const stats: ConsumerStats = { applied: 0, duplicates: 0, retried: 0, deadLettered: 0, unavailable: 0 };
   const instruments = consumerInstruments(options.meter ?? createNoopMeter());
   const labels = { consumer: durable };
+  // At 0 from the start: an alert on their increase needs the series before the first one happens.
+  for (const counter of [instruments.redeliveries, instruments.deadLetters, instruments.databaseWaits])
+    counter.add(0, labels);
 
   const jsm = await jetstream(options.nats).jetstreamManager();
   await ensureDeadLetterStream(jsm, options.topology);

@@ -195,6 +195,8 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const failures = meter.createCounter("humanpass_outbox_publish_failures_total", {
     description: "Relay batches that failed and are retried",
   });
+  failures.add(0);
+  published.add(0);
   let running = true;
   let wake: (() => void) | undefined;
   let notified = false;

@@ -93,7 +93,7 @@ describe("event-bus series", () => {
       );
       expect(await value("humanpass_consumer_apply_lag_seconds_count", labels)).toBe(3);
       expect(await value("humanpass_consumer_redeliveries_total", labels)).toBeGreaterThanOrEqual(1);
-      expect(await value("humanpass_consumer_dead_letters_total", labels)).toBeUndefined();
+      expect(await value("humanpass_consumer_dead_letters_total", labels)).toBe(0);
 
       await jetstream(nc).publish(`${topology.prefix}.agent_auth.human_not_registered`, "not an event");
       await eventually(async () => (await value("humanpass_consumer_dead_letters_total", labels)) === 1);

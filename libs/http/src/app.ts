@@ -292,17 +292,18 @@ function recordRequests(app: HttpApp, metrics: ServiceMetrics): void {
   });
   const unmeasured = new Set<string>(PROBE_PATHS);
   // Off (METRICS_ENABLED=false), not even the hook runs: what the overhead benchmark compares against.
-  if (metrics.enabled) app.addHook("onResponse", (request, reply, done) => {
-    const route = request.routeOptions.url;
-    if (route === undefined || !unmeasured.has(route)) {
-      duration.record(reply.elapsedTime / 1000, {
-        "http.request.method": KNOWN_METHODS.has(request.method) ? request.method : "_OTHER",
-        ...(route === undefined ? {} : { "http.route": route }),
-        "http.response.status_code": reply.statusCode,
-      });
-    }
-    done();
-  });
+  if (metrics.enabled)
+    app.addHook("onResponse", (request, reply, done) => {
+      const route = request.routeOptions.url;
+      if (route === undefined || !unmeasured.has(route)) {
+        duration.record(reply.elapsedTime / 1000, {
+          "http.request.method": KNOWN_METHODS.has(request.method) ? request.method : "_OTHER",
+          ...(route === undefined ? {} : { "http.route": route }),
+          "http.response.status_code": reply.statusCode,
+        });
+      }
+      done();
+    });
   app.get("/metrics", { schema: { hide: true }, logLevel: "warn" }, async (request, reply) => {
     // Prometheus scrapes each replica directly. A request that came through a proxy (the public ingress, which
     // routes every path of a host to the service and always adds X-Forwarded-For) is answered as an unknown path.

@@ -49,6 +49,8 @@ export function countFacilitatorErrors(facilitator: FacilitatorClient, meter: Me
   const errors = meter.createCounter("humanpass_payment_gateway_facilitator_errors_total", {
     description: "Facilitator calls that threw, by operation (verify, settle)",
   });
+  // At 0 from the start: an alert on their increase needs the series before the first error.
+  for (const operation of ["verify", "settle"]) errors.add(0, { operation });
   const counted =
     <A extends unknown[], R>(operation: string, call: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {

@@ -51,20 +51,7 @@ export async function buildVerifierApp(options: VerifierAppOptions): Promise<Htt
     settings: options.settings,
     clock: options.clock ?? systemClock,
     verifier: options.verifier,
-    instruments: {
-      callbacks: metrics.meter.createCounter("humanpass_verifier_callbacks_total", {
-        description: "Wallet callbacks, by outcome",
-        unit: "{callback}",
-      }),
-      verificationDuration: metrics.meter.createHistogram(
-        "humanpass_verifier_verification_duration_seconds",
-        {
-          description: "Verification of a callback's token, queue wait included, by outcome",
-          unit: "s",
-          advice: { explicitBucketBoundaries: [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60] },
-        },
-      ),
-    },
+    instruments: verifierInstruments(metrics),
     sessions: {
       create: (session) => createSession(db, session, options.drawSessionId),
       liveRequest: (sessionId, now) => findLiveSessionRequest(db, sessionId, now),
@@ -77,4 +64,29 @@ export async function buildVerifierApp(options: VerifierAppOptions): Promise<Htt
   callbackRoute(app, deps);
   demoRoutes(app, deps);
   return app;
+}
+
+const CALLBACK_OUTCOMES = [
+  "verified",
+  "invalid_session",
+  "token_rejected",
+  "no_nullifier_proof",
+  "already_verified",
+];
+
+function verifierInstruments(metrics: ServiceMetrics): RouteDeps["instruments"] {
+  const callbacks = metrics.meter.createCounter("humanpass_verifier_callbacks_total", {
+    description: "Wallet callbacks, by outcome",
+    unit: "{callback}",
+  });
+  // Every outcome at 0 from the start: a ratio of rejections needs its series before the first one.
+  for (const outcome of CALLBACK_OUTCOMES) callbacks.add(0, { outcome });
+  return {
+    callbacks,
+    verificationDuration: metrics.meter.createHistogram("humanpass_verifier_verification_duration_seconds", {
+      description: "Verification of a callback's token, queue wait included, by outcome",
+      unit: "s",
+      advice: { explicitBucketBoundaries: [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60] },
+    }),
+  };
 }
