@@ -5,11 +5,13 @@
 // Rounds alternate (on, off, off, on, …) after a warm-up of each, so drift on a shared machine falls on both alike;
 // each figure is the median of the rounds' throughputs. The gateway "on" asks the API "on", the gateway "off" the
 // API "off": the whole path is measured as it would run.
-//   BENCH_ROUNDS (default 6), BENCH_LOOKUPS (default 1500) and BENCH_PAID (default 200) requests per round and
+// Next to throughput, the CPU time the mode's service processes used per request (from /proc), which a busy shared
+// machine disturbs less than throughput.
+//   BENCH_ROUNDS (default 10), BENCH_LOOKUPS (default 2000) and BENCH_PAID (default 300) requests per round and
 //   mode, BENCH_CONCURRENCY (default 16), BENCH_AGENTS (default 16).
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -36,9 +38,9 @@ import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { getAddress, keccak256, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
-const LOOKUPS = Number(process.env.BENCH_LOOKUPS ?? 1500);
-const PAID = Number(process.env.BENCH_PAID ?? 200);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
+const LOOKUPS = Number(process.env.BENCH_LOOKUPS ?? 2000);
+const PAID = Number(process.env.BENCH_PAID ?? 300);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 16);
 const SCRAPE_MS = Number(process.env.BENCH_SCRAPE_MS ?? 5000);
@@ -188,10 +190,25 @@ async function paymentHeaders(
 type Mode = "on" | "off";
 const MODES: Mode[] = ["on", "off"];
 
-/** Sends one request per `init`, `concurrency` at a time; the throughput (req/s) and the non-200 answers. */
-async function run(url: string, inits: RequestInit[], concurrency: number) {
+/** CPU time (user + system, ms) of one process from /proc; 0 where there is none (not Linux). */
+function processCpuMs(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Sends one request per `init`, `concurrency` at a time; the throughput (req/s), the CPU µs per request of the
+ * processes `pids` and the non-200 answers.
+ */
+async function run(url: string, inits: RequestInit[], concurrency: number, pids: number[] = []) {
   let next = 0;
   let failures = 0;
+  const cpu = () => pids.reduce((sum, pid) => sum + processCpuMs(pid), 0);
+  const cpuBefore = cpu();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -204,7 +221,8 @@ async function run(url: string, inits: RequestInit[], concurrency: number) {
       }
     }),
   );
-  return { rps: inits.length / ((performance.now() - started) / 1000), failures };
+  const seconds = (performance.now() - started) / 1000;
+  return { rps: inits.length / seconds, cpuUs: ((cpu() - cpuBefore) * 1000) / inits.length, failures };
 }
 
 const median = (values: number[]) => {
@@ -216,22 +234,25 @@ const median = (values: number[]) => {
 /** Alternating rounds of `work(mode, round)`, on then off, off then on, …; the median throughput of each mode. */
 async function compare(
   name: string,
-  work: (mode: Mode, round: number) => Promise<{ rps: number; failures: number }>,
+  work: (mode: Mode, round: number) => Promise<{ rps: number; cpuUs: number; failures: number }>,
 ) {
   const rps: Record<Mode, number[]> = { on: [], off: [] };
+  const cpu: Record<Mode, number[]> = { on: [], off: [] };
   let failures = 0;
   for (let round = 0; round < ROUNDS; round++) {
     for (const mode of round % 2 === 0 ? MODES : [...MODES].reverse()) {
       const r = await work(mode, round);
       rps[mode].push(r.rps);
+      cpu[mode].push(r.cpuUs);
       failures += r.failures;
     }
   }
-  const on = median(rps.on);
-  const off = median(rps.off);
+  const [on, off] = [median(rps.on), median(rps.off)];
+  const [cpuOn, cpuOff] = [median(cpu.on), median(cpu.off)];
   process.stdout.write(
-    `${name.padEnd(26)} on ${on.toFixed(0).padStart(6)} req/s   off ${off.toFixed(0).padStart(6)} req/s   on/off ${(on / off).toFixed(3)}   ` +
-      `non-200: ${failures}   rounds on [${rps.on.map((x) => x.toFixed(0)).join(", ")}] off [${rps.off.map((x) => x.toFixed(0)).join(", ")}]\n`,
+    `${name.padEnd(28)} on ${on.toFixed(0).padStart(6)} req/s   off ${off.toFixed(0).padStart(6)} req/s   on/off ${(on / off).toFixed(3)}   ` +
+      `service CPU µs/req on ${cpuOn.toFixed(0)} off ${cpuOff.toFixed(0)} (${(((cpuOn - cpuOff) / cpuOff) * 100).toFixed(1)} %)   non-200: ${failures}\n` +
+      `${"".padEnd(28)} rounds req/s on [${rps.on.map((x) => x.toFixed(0)).join(", ")}] off [${rps.off.map((x) => x.toFixed(0)).join(", ")}]\n`,
   );
 }
 
@@ -241,10 +262,12 @@ async function main() {
   const agents = keys.map((k) => privateKeyToAccount(k).address);
   await fillReadModel(agents);
   const metricsEnv = (mode: Mode) => ({ METRICS_ENABLED: String(mode === "on") });
-  const api: Record<Mode, string> = {
-    on: await startService("attestations-api", { RATE_LIMIT_ENABLED: "false", ...metricsEnv("on") }),
-    off: await startService("attestations-api", { RATE_LIMIT_ENABLED: "false", ...metricsEnv("off") }),
-  };
+  const api = {} as Record<Mode, string>;
+  const pids = {} as Record<Mode, { api: number; gateway: number }>;
+  for (const mode of MODES) {
+    api[mode] = await startService("attestations-api", { RATE_LIMIT_ENABLED: "false", ...metricsEnv(mode) });
+    pids[mode] = { api: children.at(-1)!.pid!, gateway: 0 };
+  }
   writeFileSync(
     routesFile,
     JSON.stringify({
@@ -280,6 +303,7 @@ async function main() {
       HUMAN_PROOF_NONCE_KEYS: NONCE_KEY,
       ...metricsEnv(mode),
     });
+    pids[mode].gateway = children.at(-1)!.pid!;
   }
 
   const lookups = (count: number): RequestInit[] => Array.from({ length: count }, () => ({}));
@@ -319,12 +343,15 @@ async function main() {
       `metrics on vs off, c=${CONCURRENCY}, ${ROUNDS} alternating rounds, median of the rounds' throughput\n`,
     );
     await compare(`attestation lookup (${LOOKUPS}/round)`, (mode, round) =>
-      run(lookupUrl(mode, round), lookups(LOOKUPS), CONCURRENCY),
+      run(lookupUrl(mode, round), lookups(LOOKUPS), CONCURRENCY, [pids[mode].api]),
     );
     for (const tier of ["standard", "human"] as const) {
       await compare(`paid ${tier} tier (${PAID}/round)`, (mode, round) => {
         const from = warmupPaid + round * PAID;
-        return run(`${gateway[mode]}/bench`, paid[mode][tier].slice(from, from + PAID), CONCURRENCY);
+        return run(`${gateway[mode]}/bench`, paid[mode][tier].slice(from, from + PAID), CONCURRENCY, [
+          pids[mode].gateway,
+          pids[mode].api,
+        ]);
       });
     }
   } finally {
