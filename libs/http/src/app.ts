@@ -261,7 +261,8 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
         }
       }),
     );
-    reply.code(ready ? 200 : 503).send({ status: ready ? "ready" : "unavailable", checks });
+    // Returned: with an async onSend hook (the x402 gate) still running, Fastify would otherwise send again.
+    return reply.code(ready ? 200 : 503).send({ status: ready ? "ready" : "unavailable", checks });
   });
 
   return app;
