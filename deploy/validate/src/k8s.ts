@@ -10,6 +10,7 @@ interface Manifest {
 /** The packages of models generated from the published CRDs of the operators we use, by API group. */
 const CRD_MODELS: Record<string, string> = {
   "postgresql.cnpg.io": "@kubernetes-models/cloudnative-pg",
+  "monitoring.coreos.com": "@kubernetes-models/prometheus-operator",
 };
 
 /**
