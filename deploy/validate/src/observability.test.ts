@@ -1,8 +1,9 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { parse } from "yaml";
+import { metricNames, withGrafanaVariables } from "@humanpass/stack";
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import {
   ALERTS_FILE,
   ALERTS_TEST_FILE,
@@ -10,12 +11,10 @@ import {
   dashboardExpressions,
   documentedSeries,
   headingAnchors,
-  metricNames,
   PROMETHEUS_RULE_FILE,
   prometheusRule,
   promtool,
   rulesWithFor,
-  withGrafanaVariables,
 } from "./observability";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "humanpass-observability-"));
@@ -36,9 +35,11 @@ describe("deploy/observability/alerts.yml", () => {
   });
 
   it("has a unit test where each alert fires and one where it does not", () => {
-    const tests = (parse(readFileSync(ALERTS_TEST_FILE, "utf8")) as {
-      tests: { alert_rule_test?: { alertname: string; exp_alerts?: unknown[] }[] }[];
-    }).tests.flatMap((t) => t.alert_rule_test ?? []);
+    const tests = (
+      parse(readFileSync(ALERTS_TEST_FILE, "utf8")) as {
+        tests: { alert_rule_test?: { alertname: string; exp_alerts?: unknown[] }[] }[];
+      }
+    ).tests.flatMap((t) => t.alert_rule_test ?? []);
     const missing = [...new Set(rules.map((r) => r.alert))].flatMap((alert) => {
       const own = tests.filter((t) => t.alertname === alert);
       return [
@@ -112,15 +113,29 @@ describe("deploy/observability/dashboard.json", () => {
   const expressions = dashboardExpressions();
 
   it("has an overview and a row per service", () => {
-    const dashboard = JSON.parse(readFileSync(path.join(path.dirname(ALERTS_FILE), "dashboard.json"), "utf8"));
-    const rows = dashboard.panels.filter((p: { type: string }) => p.type === "row").map((p: { title: string }) => p.title);
-    expect(rows).toEqual(["Overview", "verifier", "attestations-api", "agent-auth", "payment-gateway", "chain-indexer"]);
+    const dashboard = JSON.parse(
+      readFileSync(path.join(path.dirname(ALERTS_FILE), "dashboard.json"), "utf8"),
+    );
+    const rows = dashboard.panels
+      .filter((p: { type: string }) => p.type === "row")
+      .map((p: { title: string }) => p.title);
+    expect(rows).toEqual([
+      "Overview",
+      "verifier",
+      "attestations-api",
+      "agent-auth",
+      "payment-gateway",
+      "chain-indexer",
+    ]);
     expect(expressions.length).toBeGreaterThan(40);
   });
 
   it("has expressions promtool parses (as recording rules)", () => {
     const file = path.join(scratch, "dashboard-rules.yml");
-    const recording = expressions.map((e, i) => ({ record: `dashboard:expr_${i}`, expr: withGrafanaVariables(e.expr) }));
+    const recording = expressions.map((e, i) => ({
+      record: `dashboard:expr_${i}`,
+      expr: withGrafanaVariables(e.expr),
+    }));
     writeFileSync(file, JSON.stringify({ groups: [{ name: "dashboard", rules: recording }] }));
     const { ok, output } = promtool(["check", "rules", file]);
     expect(ok, output).toBe(true);
@@ -146,7 +161,10 @@ describe("deploy/observability/dashboard.json", () => {
     expect(series.has("humanpass_nobody_total")).toBe(false);
     expect(metricNames("sum(rate(x[1m])").errors.length).toBeGreaterThan(0);
     const file = path.join(scratch, "bad.yml");
-    writeFileSync(file, JSON.stringify({ groups: [{ name: "d", rules: [{ record: "r", expr: "rate(x[1m]" }] }] }));
+    writeFileSync(
+      file,
+      JSON.stringify({ groups: [{ name: "d", rules: [{ record: "r", expr: "rate(x[1m]" }] }] }),
+    );
     expect(promtool(["check", "rules", file]).ok).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { parser } from "@prometheus-io/lezer-promql";
+import { dashboardExpressions as expressionsOf } from "@humanpass/stack";
 import { parse, stringify } from "yaml";
 import { repoPath } from "./paths";
 
@@ -83,52 +83,9 @@ export function prometheusRule(groups = ruleGroups()): string {
   ].join("\n");
 }
 
-interface DashboardPanel {
-  title?: string;
-  type?: string;
-  panels?: DashboardPanel[];
-  targets?: { expr?: string; refId?: string }[];
-}
-
-/** Every PromQL expression of the Grafana dashboard, with the panel it belongs to. */
-export function dashboardExpressions(
-  dashboard = JSON.parse(readFileSync(DASHBOARD_FILE, "utf8")) as { panels: DashboardPanel[] },
-): { panel: string; expr: string }[] {
-  const out: { panel: string; expr: string }[] = [];
-  const walk = (panels: DashboardPanel[], row: string) => {
-    for (const p of panels) {
-      if (p.type === "row") {
-        walk(p.panels ?? [], p.title ?? "");
-        continue;
-      }
-      for (const t of p.targets ?? [])
-        if (t.expr) out.push({ panel: `${row} / ${p.title} / ${t.refId}`, expr: t.expr });
-      walk(p.panels ?? [], row);
-    }
-  };
-  walk(dashboard.panels, "");
-  return out;
-}
-
-/** Grafana's built-in interval variables, replaced as Grafana would before the query reaches Prometheus. */
-export function withGrafanaVariables(expr: string): string {
-  return expr.replace(/\$__rate_interval|\$__interval|\$__range/g, "1m");
-}
-
-/** The metric names an expression selects (lezer-promql, the grammar of Prometheus' own UI), or its syntax errors. */
-export function metricNames(expr: string): { names: string[]; errors: number[] } {
-  const names = new Set<string>();
-  const errors: number[] = [];
-  parser.parse(expr).iterate({
-    enter(node) {
-      if (node.type.isError) errors.push(node.from);
-      if (node.name === "VectorSelector") {
-        const id = node.node.getChild("Identifier");
-        if (id) names.add(expr.slice(id.from, id.to));
-      }
-    },
-  });
-  return { names: [...names], errors };
+/** Every PromQL expression of deploy/observability/dashboard.json, with the panel it is in. */
+export function dashboardExpressions(): { panel: string; expr: string }[] {
+  return expressionsOf(JSON.parse(readFileSync(DASHBOARD_FILE, "utf8")));
 }
 
 /**
@@ -141,7 +98,8 @@ export function documentedSeries(text = readFileSync(METRICS_DOC, "utf8")): Set<
     const cells = line.split("|").map((c) => c.trim());
     const name = cells[1]?.match(/^`([a-zA-Z_:][a-zA-Z0-9_:]*)`/)?.[1];
     if (!name || cells.length < 4) continue;
-    if (cells[2] === "histogram") for (const suffix of ["_bucket", "_sum", "_count"]) series.add(name + suffix);
+    if (cells[2] === "histogram")
+      for (const suffix of ["_bucket", "_sum", "_count"]) series.add(name + suffix);
     else series.add(name);
   }
   return series;
