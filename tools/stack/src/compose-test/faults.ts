@@ -65,9 +65,11 @@ export async function underFault(env: FaultEnv, fault: Fault, during: DuringFaul
   const since = Date.now();
   env.log(`fault: ${fault.name}`);
   let failed: unknown;
+  let begun = since;
   let lifted = since;
   try {
     await fault.begin();
+    begun = Date.now();
     await Promise.all([sleep(fault.holdMs ?? 0), ...during.map((check) => check(fault))]);
   } catch (error) {
     failed = error;
@@ -76,7 +78,7 @@ export async function underFault(env: FaultEnv, fault: Fault, during: DuringFaul
     await fault.end();
   }
   // A check waiting for an alert holds the fault longer than it would last by itself: that time is not recovery.
-  const heldLonger = Math.max(0, lifted - since - (fault.holdMs ?? 0));
+  const heldLonger = Math.max(0, lifted - begun - (fault.holdMs ?? 0));
   const recovery = { fault: fault.name, ...(await waitAllReady(env, since + heldLonger)) };
   if (fault.outage) env.outages.push({ name: fault.name, from: since, to: Date.now() + 1_000 });
   const { seconds, last } = recovery;
