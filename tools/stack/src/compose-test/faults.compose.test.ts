@@ -262,12 +262,20 @@ describe.sequential("the stack in containers, 2 replicas of every service", () =
           ...groups.flatMap((g) => g.rules.map((r) => ({ where: r.alert, expr: r.expr }))),
         ];
         const stored = await storedMetricNames(h.prometheusUrl);
+        // Counted only when a reorg, an RPC error or a redelivery of an applied event happens, which this workload
+        // does not cause, and not exported at 0 before (docs/metrics.md): their names cannot be seen here.
+        const onFirstEvent = new Set([
+          "humanpass_chain_indexer_reorgs_total",
+          "humanpass_chain_indexer_rpc_errors_total",
+          "humanpass_consumer_duplicates_total",
+        ]);
         const problems: string[] = [];
         for (const { where, expr } of expressions) {
           const answer = await instantQuery(h.prometheusUrl, expr);
           if (!answer.ok) problems.push(`${where}: ${answer.error}`);
           for (const name of metricNames(expr).names)
-            if (!stored.has(name)) problems.push(`${where}: ${name} was never scraped`);
+            if (!stored.has(name) && !onFirstEvent.has(name))
+              problems.push(`${where}: ${name} was never scraped`);
         }
         h.log(`expressions: ${expressions.length} evaluated, ${stored.size} metric names stored`);
         expect([...new Set(problems)]).toEqual([]);
