@@ -1,6 +1,6 @@
-# The image of any of the five services, built from the repository root:
+# The image of any of the six services, built from the repository root:
 #   docker build --build-arg SERVICE=verifier -t humanpass/verifier .
-# SERVICE: agent-auth, attestations-api, chain-indexer, payment-gateway or verifier.
+# SERVICE: agent-auth, attestations-api, chain-indexer, payment-gateway, verifier or webhooks.
 # NODE_IMAGE: a Node 26 image with npm (the line of .node-version); where no registry is reachable, a locally built
 #   one (docker build --build-arg NODE_IMAGE=humanpass-local/node:26 …).
 # No `# syntax` line on purpose: BuildKit would pull its frontend image, and the classic builder reads this as is.
@@ -19,7 +19,7 @@ RUN find . -type f ! -name package.json ! -name package-lock.json ! -path ./scri
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY --from=manifests /src .
-# Before SERVICE is declared, so the five service builds share this layer instead of installing five times.
+# Before SERVICE is declared, so the service builds share this layer instead of installing five times.
 RUN npm ci --no-audit --no-fund --loglevel=error
 ARG SERVICE
 RUN test -n "${SERVICE}" || { echo "--build-arg SERVICE=<service> is required" >&2; exit 1; }
@@ -51,11 +51,11 @@ ENV NODE_ENV=production \
 COPY --from=build --chown=root:root /runtime /app
 WORKDIR /app/services/${SERVICE}
 USER 1000:1000
-EXPOSE 8080 8081 8082 8083 4021
+EXPOSE 8080 8081 8082 8083 8084 4021
 # Ready to serve (/readyz 200) on PORT, or on the service's default port when PORT is not set; asked with bash's
 # /dev/tcp, so no Node process starts for each check.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
-  CMD ["bash", "-c", "declare -A p=([verifier]=8080 [attestations-api]=8081 [agent-auth]=8082 [chain-indexer]=8083 [payment-gateway]=4021); exec 3<>/dev/tcp/127.0.0.1/${PORT:-${p[$SERVICE]}} && printf 'GET /readyz HTTP/1.0\\r\\n\\r\\n' >&3 && read -r _ status _ <&3 && [ \"$status\" = 200 ]"]
+  CMD ["bash", "-c", "declare -A p=([verifier]=8080 [attestations-api]=8081 [agent-auth]=8082 [chain-indexer]=8083 [payment-gateway]=4021 [webhooks]=8084); exec 3<>/dev/tcp/127.0.0.1/${PORT:-${p[$SERVICE]}} && printf 'GET /readyz HTTP/1.0\\r\\n\\r\\n' >&3 && read -r _ status _ <&3 && [ \"$status\" = 200 ]"]
 # SIGTERM drains HTTP, stops the consumers and background work, then closes the pools.
 STOPSIGNAL SIGTERM
 CMD ["node", "--enable-source-maps", "dist/service.js"]

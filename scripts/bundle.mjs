@@ -13,7 +13,14 @@ import { fileURLToPath } from "node:url";
 import { decode, encode } from "@jridgewell/sourcemap-codec";
 import * as esbuild from "esbuild";
 
-export const SERVICES = ["chain-indexer", "attestations-api", "verifier", "agent-auth", "payment-gateway"];
+export const SERVICES = [
+  "chain-indexer",
+  "attestations-api",
+  "verifier",
+  "agent-auth",
+  "payment-gateway",
+  "webhooks",
+];
 
 /**
  * Packages that stay real modules in node_modules, imported from the bundle at run time:

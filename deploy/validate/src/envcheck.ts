@@ -63,8 +63,8 @@ export function checkComposeEnv(
 function secretStandIn(variable: string): string {
   if (variable === "DATABASE_URL") return "postgres://role:secret@humanpass-db-rw:5432/humanpass";
   if (variable.endsWith("_URL")) return "https://secret.invalid";
-  // Key lists (HUMAN_PROOF_NONCE_KEYS) refuse short keys.
-  if (variable.endsWith("_KEYS")) return "secret".repeat(8);
+  // Key lists (HUMAN_PROOF_NONCE_KEYS) and tokens (the webhooks ADMIN_TOKEN) refuse short values.
+  if (variable.endsWith("_KEYS") || variable.endsWith("_TOKEN")) return "secret".repeat(8);
   return "secret";
 }
 

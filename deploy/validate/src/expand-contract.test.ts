@@ -6,6 +6,7 @@ import { migrations as chainIndexer } from "@humanpass/chain-indexer";
 import type { ContractMigration, Migration } from "@humanpass/db";
 import { migrations as paymentGateway } from "@humanpass/payment-gateway";
 import { migrations as verifier } from "@humanpass/verifier";
+import { migrations as webhooks } from "@humanpass/webhooks";
 import { describe, expect, it } from "vitest";
 import { expandContractProblems, type ServiceMigrations } from "./expand-contract";
 import { REPO_ROOT } from "./paths";
@@ -42,6 +43,7 @@ describe("expand → contract", () => {
       serviceMigrations("attestations-api", attestationsApi),
       serviceMigrations("agent-auth", agentAuth),
       serviceMigrations("payment-gateway", paymentGateway),
+      serviceMigrations("webhooks", webhooks),
     ];
     expect(expandContractProblems(services, SHIPPED_BEFORE_THE_RULE)).toEqual([]);
   });

@@ -17,7 +17,15 @@ import {
 
 /** A NATS server of this test's own, with the users file the deployments load. */
 const USERS_FILE = path.join(REPO_ROOT, "deploy/k8s/base/nats/users.conf");
-const USERS = ["verifier", "chain-indexer", "agent-auth", "payment-gateway", "attestations-api", "operator"];
+const USERS = [
+  "verifier",
+  "chain-indexer",
+  "agent-auth",
+  "payment-gateway",
+  "attestations-api",
+  "webhooks",
+  "operator",
+];
 const passwordOf = (user: string) => `test-${user}`;
 let server: ChildProcess;
 let url: string;
@@ -75,6 +83,7 @@ describe("NATS users of the deployments", () => {
       ["agent-auth", "AGENT_AUTH"],
       ["payment-gateway", "PAYMENTS"],
       ["attestations-api", undefined],
+      ["webhooks", undefined],
     ];
     for (const [user, own] of owners) {
       const js = jetstream(await connectAs(user));
@@ -93,18 +102,26 @@ describe("NATS users of the deployments", () => {
     }
   });
 
-  it("lets a consumer-only service read any stream and store dead letters", async () => {
-    const operatorJs = jetstream(await connectAs("operator"));
-    const { subject, payload } = event("CHAIN");
-    await operatorJs.publish(subject, payload);
-    const nc = await connectAs("attestations-api");
-    const jsm = await jetstreamManager(nc);
-    await jsm.consumers.add("CHAIN", { durable_name: "perm_test", ack_policy: "explicit" as never });
-    const consumer = await jetstream(nc).consumers.get("CHAIN", "perm_test");
-    const msg = await consumer.next({ expires: 2_000 });
-    expect(msg?.subject).toBe(subject);
-    expect(await msg?.ackAck()).toBe(true);
-    await jsm.streams.add({ name: "DEAD_LETTERS", subjects: ["dead_letters.>"] });
-    await jetstream(nc).publish("dead_letters.perm_test", "{}");
-  });
+  it.each(["attestations-api", "webhooks"])(
+    "lets the consumer-only service %s read any stream and store dead letters",
+    async (user) => {
+      const operatorJs = jetstream(await connectAs("operator"));
+      const { subject, payload } = event("CHAIN");
+      await operatorJs.publish(subject, payload);
+      const nc = await connectAs(user);
+      const jsm = await jetstreamManager(nc);
+      const durable = `perm_test_${user.replace(/-/g, "_")}`;
+      await jsm.consumers.add("CHAIN", {
+        durable_name: durable,
+        ack_policy: "explicit" as never,
+        deliver_policy: "last" as never,
+      });
+      const consumer = await jetstream(nc).consumers.get("CHAIN", durable);
+      const msg = await consumer.next({ expires: 2_000 });
+      expect(msg?.subject).toBe(subject);
+      expect(await msg?.ackAck()).toBe(true);
+      await jsm.streams.add({ name: "DEAD_LETTERS", subjects: ["dead_letters.>"] });
+      await jetstream(nc).publish(`dead_letters.${durable}`, "{}");
+    },
+  );
 });

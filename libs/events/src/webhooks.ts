@@ -84,7 +84,8 @@ export interface VerifyWebhookOptions {
  * at least once: dedupe on `event.id` (equal to `webhook-id`).
  */
 export function verifyWebhook(
-  body: string | Buffer,
+  // Uint8Array rather than Buffer (which is one) so the declarations need no @types/node in a consumer.
+  body: string | Uint8Array,
   headers: HeaderSource,
   options: VerifyWebhookOptions,
 ): CloudEvent {
@@ -106,7 +107,7 @@ export function verifyWebhook(
       "timestamp_out_of_tolerance",
       "webhook-timestamp is too old or too new",
     );
-  const text = typeof body === "string" ? body : body.toString("utf8");
+  const text = typeof body === "string" ? body : new TextDecoder().decode(body);
   const secrets = Array.isArray(options.secret) ? options.secret : [options.secret];
   const offered = signatures
     .split(" ")

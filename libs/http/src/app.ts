@@ -59,7 +59,13 @@ export interface HttpAppOptions extends HttpServerSettings {
   corsOrigins?: string[];
   /** Requests per window per client; `false` turns limiting off. */
   rateLimit?: RateLimitOptions | false;
-  openapi?: { title: string; version?: string; description?: string };
+  openapi?: {
+    title: string;
+    version?: string;
+    description?: string;
+    /** What the routes' `security` entries name, e.g. `{ adminToken: { type: "http", scheme: "bearer" } }`. */
+    securitySchemes?: Record<string, { type: "http"; scheme: string; description?: string }>;
+  };
   bodyLimit?: number;
   readinessTimeoutMs?: number;
   /** The service's instruments: served at /metrics, and every request's duration recorded. No /metrics without. */
@@ -197,6 +203,9 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
           version: options.openapi.version ?? "1.0.0",
           description: options.openapi.description,
         },
+        ...(options.openapi.securitySchemes
+          ? { components: { securitySchemes: options.openapi.securitySchemes } }
+          : {}),
       },
     });
     await app.register(swaggerUi, { routePrefix: "/docs" });

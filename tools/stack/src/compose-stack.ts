@@ -18,6 +18,7 @@ const PORT_VARS: Record<ServiceName, [string, number]> = {
   "agent-auth": ["AGENT_AUTH_PORT", 8082],
   "chain-indexer": ["CHAIN_INDEXER_PORT", 8083],
   "payment-gateway": ["PAYMENT_GATEWAY_PORT", 4021],
+  webhooks: ["WEBHOOKS_PORT", 8084],
 };
 const urls = Object.fromEntries(
   SERVICE_NAMES.map((n) => [n, `http://127.0.0.1:${port(...PORT_VARS[n])}`]),

@@ -20,6 +20,7 @@ export const SERVICE_NAMES = [
   "verifier",
   "agent-auth",
   "payment-gateway",
+  "webhooks",
 ] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
@@ -29,7 +30,11 @@ export const DEFAULT_PORTS: Record<ServiceName, number> = {
   "agent-auth": 8082,
   "chain-indexer": 8083,
   "payment-gateway": 4021,
+  webhooks: 8084,
 };
+
+/** The webhooks admin API's bearer token under `make up` and in tests: development only, printed by make up. */
+export const DEV_WEBHOOKS_ADMIN_TOKEN = "development-only-webhooks-admin-token-0001";
 
 /** The devnet's x402 facilitator HTTP API under `make up`. */
 export const DEFAULT_FACILITATOR_PORT = 4022;
@@ -72,7 +77,7 @@ export interface Stack {
 }
 
 /**
- * Starts everything `make up` runs: a devnet with the registries and demo pairings, the five services as their
+ * Starts everything `make up` runs: a devnet with the registries and demo pairings, the six services as their
  * own processes (each migrating its schema at start-up), and demo humans recorded through the verifier's event
  * path; resolves once the attestations API serves every demo pairing with its human's nullifier.
  */
@@ -159,6 +164,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         ATTESTATIONS_API_URL: urls["attestations-api"],
         AGENT_OWNERSHIP_SCHEMA: ownership,
       },
+      webhooks: {
+        PORT: String(ports.webhooks),
+        ADMIN_TOKEN: DEV_WEBHOOKS_ADMIN_TOKEN,
+        // Receivers on this machine (a developer's, a test's): refused otherwise, as loopback.
+        WEBHOOK_ALLOWED_NETWORKS: "127.0.0.0/8",
+        WEBHOOK_IDLE_MS: "250",
+      },
     };
     env["payment-gateway"].ROUTES_FILE = writeGatewayRoutes(devnet, prefix);
     const environments = Object.fromEntries(
@@ -181,6 +193,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     await Promise.all([launch("chain-indexer"), launch("verifier")]);
     await launch("attestations-api");
     await Promise.all([launch("agent-auth"), launch("payment-gateway")]);
+    // It follows every stream, so it starts once all four producers have created theirs.
+    await launch("webhooks");
 
     const humans = await recordDemoHumans({
       databaseUrl: options.databaseUrl,

@@ -1,6 +1,6 @@
 // make up: the whole stack on this machine with demo data, until Ctrl-C (or make down).
 import { didFromAddress } from "@humanpass/identity";
-import { SERVICE_NAMES, startStack } from "./stack";
+import { DEV_WEBHOOKS_ADMIN_TOKEN, SERVICE_NAMES, startStack } from "./stack";
 import { readStackFile, removeStackFile, writeStackFile } from "./stack-file";
 
 const COLORS = [36, 35, 33, 32, 34, 91];
@@ -23,7 +23,7 @@ base.pathname = "/humanpass";
 const databaseUrl = process.env.HUMANPASS_DATABASE_URL ?? base.toString();
 const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 
-out("humanpass: starting the devnet, the five services and demo data …");
+out("humanpass: starting the devnet, the six services and demo data …");
 const stack = await startStack({
   databaseUrl,
   natsUrl,
@@ -88,6 +88,9 @@ out(
   "  make demo                                   an agent claims, then pays the discounted tier until max_use_exceeded",
 );
 out("  npx humanpass events tail                   every event as it happens");
+out(
+  `  webhooks admin API (docs/events.md#webhooks): Authorization: Bearer ${DEV_WEBHOOKS_ADMIN_TOKEN} (development only)`,
+);
 out(`  curl '${stack.urls["attestations-api"]}/api/v1/schemas'`);
 out(`  curl '${stack.urls["verifier"]}/api/verification-request'`);
 out(

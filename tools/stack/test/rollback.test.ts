@@ -13,7 +13,7 @@ import { REPO_ROOT } from "../src/processes";
 import { randomPrefix, SERVICE_NAMES, type Stack, startStack } from "../src/stack";
 
 const NEXT_RELEASE_MIGRATION = "9999_next_release";
-const SCHEMAS = ["verifier", "chain_indexer", "attestations", "agent_auth", "payment_gateway"];
+const SCHEMAS = ["verifier", "chain_indexer", "attestations", "agent_auth", "payment_gateway", "webhooks"];
 const run = promisify(execFile);
 
 let database: TestDatabase;

@@ -1,5 +1,5 @@
 /**
- * Applies the migrations of the named services (all five when none is named) to DATABASE_URL, each inside its
+ * Applies the migrations of the named services (all of them when none is named) to DATABASE_URL, each inside its
  * own schema, exactly as the services do at start-up (advisory-locked, so it is safe while they run).
  * `make migrate` runs it through deploy/migrate/run.mjs; the Kubernetes migration Job mounts this file from a
  * ConfigMap into a service image (which has the service's compiled migrations and @humanpass/db), so no image
@@ -17,6 +17,7 @@ const SCHEMAS = {
   "attestations-api": "attestations",
   "agent-auth": "agent_auth",
   "payment-gateway": "payment_gateway",
+  webhooks: "webhooks",
 };
 
 const url = process.env.DATABASE_URL;

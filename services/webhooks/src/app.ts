@@ -1,0 +1,44 @@
+import type { Kysely } from "@humanpass/db";
+import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
+import type { Logger } from "@humanpass/telemetry";
+import { type Clock, systemClock } from "./clock";
+import type { WebhooksDb } from "./db/schema";
+import type { AddressPolicy } from "./delivery/address-policy";
+import { endpointRoutes } from "./routes/endpoints";
+
+export interface AppDeps {
+  logger: Logger;
+  db: Kysely<WebhooksDb>;
+  policy: AddressPolicy;
+  adminToken: string;
+  clock?: Clock;
+  readiness?: Record<string, () => Promise<unknown>>;
+  http?: HttpServerSettings;
+  /** Per client: the admin API's token is worth guessing, and the service is otherwise unprotected. */
+  rateLimit?: { max: number; timeWindowMs: number } | false;
+}
+
+/** The webhooks admin API. Deliveries run beside it (`createDeliveryWorker`), fed by `startIngest`. */
+export async function buildApp(deps: AppDeps): Promise<HttpApp> {
+  const app = await createHttpApp({
+    ...deps.http,
+    logger: deps.logger,
+    readiness: deps.readiness,
+    rateLimit: deps.rateLimit ?? false,
+    openapi: {
+      title: "humanpass webhooks",
+      description:
+        "Signed webhooks (Standard Webhooks) for humanpass events: endpoints, secrets, dead letters.",
+      securitySchemes: {
+        adminToken: { type: "http", scheme: "bearer", description: "the service's ADMIN_TOKEN" },
+      },
+    },
+  });
+  endpointRoutes(app, {
+    db: deps.db,
+    policy: deps.policy,
+    clock: deps.clock ?? systemClock,
+    adminToken: deps.adminToken,
+  });
+  return app;
+}

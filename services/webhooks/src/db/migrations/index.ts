@@ -1,0 +1,8 @@
+import type { Migration } from "@humanpass/db";
+import { outboxMigration } from "@humanpass/event-bus";
+import { endpointsAndDeliveries } from "./0002_endpoints_and_deliveries";
+
+export const migrations: Record<string, Migration> = {
+  "0001_outbox": outboxMigration,
+  "0002_endpoints_and_deliveries": endpointsAndDeliveries,
+};

@@ -1,0 +1,40 @@
+import type { Kysely } from "@humanpass/db";
+import {
+  type NatsConnection,
+  type RunningConsumer,
+  STREAMS,
+  type StreamName,
+  startConsumer,
+  type Topology,
+} from "@humanpass/event-bus";
+import type { Logger } from "@humanpass/telemetry";
+import type { Clock } from "../clock";
+import { enqueueDeliveries } from "../db/deliveries";
+import type { WebhooksDb } from "../db/schema";
+
+/**
+ * One durable per stream turns each event into a pending delivery for every endpoint subscribed to its subject,
+ * in the transaction that records the event in the inbox: an event is queued once, whatever the redeliveries.
+ */
+export async function startIngest(options: {
+  db: Kysely<WebhooksDb>;
+  nats: NatsConnection;
+  topology: Topology;
+  logger: Logger;
+  clock: Clock;
+}): Promise<RunningConsumer[]> {
+  return Promise.all(
+    (Object.keys(STREAMS) as StreamName[]).map((stream) =>
+      startConsumer({
+        db: options.db,
+        nats: options.nats,
+        topology: options.topology,
+        logger: options.logger,
+        stream,
+        durable: `webhooks-${STREAMS[stream].domain}`,
+        handler: (event, trx) =>
+          enqueueDeliveries(trx, `${STREAMS[stream].domain}.${event.type}`, event, options.clock()),
+      }),
+    ),
+  );
+}

@@ -1,0 +1,11 @@
+export { type AppDeps, buildApp } from "./app";
+export { type Clock, systemClock } from "./clock";
+export { WebhooksEnv } from "./config";
+export { migrations } from "./db/migrations";
+export { SCHEMA, type WebhooksDb } from "./db/schema";
+export { type AddressPolicy, createAddressPolicy, RefusedAddressError } from "./delivery/address-policy";
+export { retryDelayMs } from "./delivery/backoff";
+export { createDeliveryMetrics, type DeliveryMetrics } from "./delivery/metrics";
+export { createDeliveryWorker, type DeliveryWorker } from "./delivery/worker";
+export { startIngest } from "./events/ingest";
+export { EVENT_SUBJECTS } from "./routes/endpoints";

@@ -1,0 +1,49 @@
+import { splitList } from "@humanpass/config";
+import { runService } from "@humanpass/service";
+import { buildApp } from "./app";
+import { systemClock } from "./clock";
+import { WebhooksEnv } from "./config";
+import { migrations } from "./db/migrations";
+import { SCHEMA } from "./db/schema";
+import { createAddressPolicy } from "./delivery/address-policy";
+import { createDeliveryWorker } from "./delivery/worker";
+import { startIngest } from "./events/ingest";
+
+await runService({
+  name: "webhooks",
+  schema: SCHEMA,
+  migrations,
+  env: WebhooksEnv,
+  streams: ["VERIFIER", "CHAIN", "AGENT_AUTH", "PAYMENTS"],
+  publishes: false,
+  async start({ config, logger, db, nats, topology, readiness, http }) {
+    const policy = createAddressPolicy(splitList(config.WEBHOOK_ALLOWED_NETWORKS));
+    const app = await buildApp({
+      logger,
+      db,
+      policy,
+      adminToken: config.ADMIN_TOKEN,
+      readiness,
+      http,
+      rateLimit: { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
+    });
+    const consumers = await startIngest({ db, nats, topology, logger, clock: systemClock });
+    const worker = createDeliveryWorker({
+      db,
+      policy,
+      logger,
+      clock: systemClock,
+      retryWindowMs: config.WEBHOOK_RETRY_WINDOW_MS,
+      requestTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      batchSize: config.WEBHOOK_CONCURRENCY,
+    });
+    worker.start(config.WEBHOOK_IDLE_MS);
+    return {
+      app,
+      port: config.PORT,
+      host: config.HOST,
+      consumers,
+      stop: [["delivery worker", () => worker.stop()]],
+    };
+  },
+});

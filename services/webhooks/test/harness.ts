@@ -1,0 +1,130 @@
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
+import { ensureStreams, STREAMS, type StreamName } from "@humanpass/event-bus";
+import type { HttpApp } from "@humanpass/http";
+import {
+  connectTestNats,
+  createTestDatabase,
+  deleteTestStreams,
+  type TestDatabase,
+  testTopology,
+} from "@humanpass/testing";
+import { jetstreamManager } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
+import pino from "pino";
+import {
+  type AddressPolicy,
+  buildApp,
+  type Clock,
+  createDeliveryMetrics,
+  type DeliveryMetrics,
+  migrations,
+  SCHEMA,
+  type WebhooksDb,
+} from "../src";
+
+export const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
+export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef0123";
+export const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+/** Collects on demand only: the test reads the counters when it wants them. */
+class OnDemandReader extends MetricReader {
+  protected override async onShutdown(): Promise<void> {}
+  protected override async onForceFlush(): Promise<void> {}
+}
+
+/** Delivery counters on a real OpenTelemetry SDK meter, and their current totals by name and outcome. */
+export function recordedMetrics(): { metrics: DeliveryMetrics; totals(): Promise<Record<string, number>> } {
+  const reader = new OnDemandReader();
+  const provider = new MeterProvider({ readers: [reader] });
+  return {
+    metrics: createDeliveryMetrics(provider.getMeter("test")),
+    async totals() {
+      const { resourceMetrics } = await reader.collect();
+      const out: Record<string, number> = {};
+      for (const scope of resourceMetrics.scopeMetrics)
+        for (const metric of scope.metrics)
+          for (const point of metric.dataPoints) {
+            const outcome = point.attributes.outcome;
+            out[`${metric.descriptor.name}${outcome ? `{${outcome}}` : ""}`] = point.value as number;
+          }
+      return out;
+    },
+  };
+}
+
+/** A clock the test moves by hand. */
+export function fakeClock(start = Date.parse("2026-11-26T00:00:00.000Z")) {
+  let now = start;
+  const clock: Clock = () => new Date(now);
+  return {
+    clock,
+    advance: (ms: number) => {
+      now += ms;
+    },
+    set: (at: Date) => {
+      now = Math.max(now, at.getTime());
+    },
+    elapsedMs: () => now - start,
+  };
+}
+
+export interface Harness {
+  database: TestDatabase;
+  db: Kysely<WebhooksDb>;
+  nats: NatsConnection;
+  topology: { prefix: string };
+  close(): Promise<void>;
+}
+
+export async function setUp(label: string): Promise<Harness> {
+  const database = await createTestDatabase(label);
+  const db = createDb<WebhooksDb>({ connectionString: database.url, schema: SCHEMA, max: 10 });
+  await migrateToLatest(db, { schema: SCHEMA, migrations });
+  const nats = await connectTestNats();
+  const topology = testTopology();
+  await ensureStreams(await jetstreamManager(nats), topology, Object.keys(STREAMS) as StreamName[]);
+  return {
+    database,
+    db,
+    nats,
+    topology,
+    async close() {
+      await deleteTestStreams(nats, topology);
+      await nats.close();
+      await db.destroy();
+      await database.drop();
+    },
+  };
+}
+
+export function adminApp(db: Kysely<WebhooksDb>, policy: AddressPolicy, clock: Clock): Promise<HttpApp> {
+  return buildApp({ logger, db, policy, clock, adminToken: ADMIN_TOKEN });
+}
+
+export interface Receiver {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** An HTTP receiver on 127.0.0.1 answering with `respond(request, rawBody)`: a status, or "drop" to cut the line. */
+export async function startReceiver(
+  respond: (request: IncomingMessage, body: string) => number | "drop",
+): Promise<Receiver> {
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (c: Buffer) => chunks.push(c));
+    request.on("end", () => {
+      const outcome = respond(request, Buffer.concat(chunks).toString("utf8"));
+      if (outcome === "drop") request.socket.destroy();
+      else response.writeHead(outcome).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
