@@ -90,10 +90,10 @@ export function dashboardExpressions(): { panel: string; expr: string }[] {
 
 /**
  * The series docs/metrics.md lists (its tables' first column), histograms with their _bucket, _sum and _count,
- * plus what Prometheus adds itself to every target (`up`) and the exporter's `target_info`.
+ * plus what Prometheus adds itself (`up` of every target, `ALERTS` of its rules) and the exporter's `target_info`.
  */
 export function documentedSeries(text = readFileSync(METRICS_DOC, "utf8")): Set<string> {
-  const series = new Set(["up", "target_info"]);
+  const series = new Set(["up", "target_info", "ALERTS"]);
   for (const line of text.split("\n")) {
     const cells = line.split("|").map((c) => c.trim());
     const name = cells[1]?.match(/^`([a-zA-Z_:][a-zA-Z0-9_:]*)`/)?.[1];
