@@ -14,7 +14,7 @@ help:
 	@echo "make up       run the whole stack locally with demo data (Ctrl-C or make down to stop)"
 	@echo "make demo     an agent walks through the product against the running stack"
 	@echo "make test     all tests against real Postgres and NATS (starts them when none answer)"
-	@echo "make lint     biome + package boundaries + TypeScript type-check + deployment manifests"
+	@echo "make lint     biome + package boundaries + TypeScript type-check + deployment manifests + alert rules"
 	@echo "make bench    benchmarks (figures printed, not asserted), after make perf-check"
 	@echo "make perf-check  the query plans the benchmarks rest on (generic plans, index use); fails when they change"
 	@echo "make down     stop what make up started"
@@ -42,6 +42,8 @@ lint: deps
 	npx depcruise --config .dependency-cruiser.cjs --output-type err bench deploy libs services tools scripts
 	npx tsc -p tsconfig.json --noEmit
 	@if node -e 'process.exit(require("./package.json").scripts["validate:deploy"] ? 0 : 1)'; then npm run -s validate:deploy; fi
+	@promtool="$$(bash scripts/ensure-promtool.sh)" && "$$promtool" check rules deploy/observability/alerts.yml && \
+	  "$$promtool" check config --syntax-only deploy/observability/prometheus.yml
 
 test: infra build
 	@if [ -x services/verifier/scripts/ensure-chromium.sh ]; then bash services/verifier/scripts/ensure-chromium.sh; fi

@@ -2,7 +2,7 @@
 # Builds the local stand-ins for the third-party images docker-compose.yml names, for machines that reach no image
 # registry (but Debian's mirror and the npm registry): a Debian bookworm base from debootstrap (which needs root),
 # the project's Node (.node-version: the one make runs), PostgreSQL 16 from the npm registry, Debian's nats-server
-# 2.9 and nginx, and an OTLP receiver. None carries an upstream name: all are humanpass-local/*. Prints the
+# 2.9, nginx and prometheus, and an OTLP receiver. None carries an upstream name: all are humanpass-local/*. Prints the
 # variables that point compose at them (eval "$(deploy/local-images/build.sh)"); progress goes to stderr. Installs
 # nothing on the host: .ci/docker-engine.sh installs debootstrap on CI.
 set -euo pipefail
@@ -48,6 +48,7 @@ build humanpass-local/postgres:16 "$HERE/postgres" --build-arg NODE_IMAGE="human
 build humanpass-local/nats:2.9 "$HERE/nats"
 build humanpass-local/nginx:bookworm "$HERE/proxy"
 build humanpass-local/otlp-receiver:1 "$HERE/otlp-receiver" --build-arg NODE_IMAGE="humanpass-local/node:$node_major"
+build humanpass-local/prometheus:bookworm "$HERE/prometheus"
 
 cat <<VARS
 export NODE_IMAGE=humanpass-local/node:$node_major
@@ -56,4 +57,5 @@ export NATS_IMAGE=humanpass-local/nats:2.9
 export PROXY_IMAGE=humanpass-local/nginx:bookworm
 export OTEL_COLLECTOR_IMAGE=humanpass-local/otlp-receiver:1
 export JAEGER_IMAGE=humanpass-local/otlp-receiver:1
+export PROMETHEUS_IMAGE=humanpass-local/prometheus:bookworm
 VARS

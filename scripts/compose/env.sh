@@ -22,7 +22,7 @@ compose() { $COMPOSE_CMD "$@"; }
 
 # The third-party images of docker-compose.yml, and the Node image our own images build on (the Dockerfile's).
 pull_upstream() {
-  compose pull -q postgres nats proxy otel-collector jaeger &&
+  compose pull -q postgres nats proxy otel-collector jaeger prometheus &&
     docker pull -q "${NODE_IMAGE:-$(sed -n 's/^ARG NODE_IMAGE=//p' Dockerfile)}"
 }
 # Once per make target: test.sh sources this, then runs up.sh, which sources it again.

@@ -13,6 +13,27 @@ const SERVICE_RUNTIME_ENV: [string, string, string][] = [
   ],
   ["LOG_PRETTY", "false", "true or false; human-readable logs (make up), JSON otherwise"],
   ["DB_POOL_MAX", "10", "an integer >= 1: Postgres connections per replica"],
+  [
+    "METRICS_ENABLED",
+    "true",
+    "true or false; false: no instruments, /metrics answers an empty body (docs/metrics.md)",
+  ],
+  [
+    "DEPLOYMENT_ENVIRONMENT",
+    "development",
+    "resource attribute deployment.environment of every span and series",
+  ],
+  ["SERVICE_VERSION", "0.1.0", "resource attribute service.version of every span and series"],
+  [
+    "OTEL_TRACES_SAMPLER",
+    "(unset: parentbased_always_on)",
+    "read by the OpenTelemetry SDK: always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio",
+  ],
+  [
+    "OTEL_TRACES_SAMPLER_ARG",
+    "(unset)",
+    "read by the OpenTelemetry SDK: the ratio (0 to 1) of the traceidratio samplers",
+  ],
 ];
 
 function describeType(schema: Record<string, any>): string {

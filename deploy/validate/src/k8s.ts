@@ -10,6 +10,7 @@ interface Manifest {
 /** The packages of models generated from the published CRDs of the operators we use, by API group. */
 const CRD_MODELS: Record<string, string> = {
   "postgresql.cnpg.io": "@kubernetes-models/cloudnative-pg",
+  "monitoring.coreos.com": "@kubernetes-models/prometheus-operator",
 };
 
 /**
@@ -41,8 +42,9 @@ function asTheApiServerReadsIt(raw: unknown): unknown {
 }
 
 /**
- * Validates rendered manifests against the Kubernetes API schemas compiled into the kubernetes-models package
- * and the CloudNativePG CRD schemas of @kubernetes-models/cloudnative-pg (types, required fields, enums), then
+ * Validates rendered manifests against the Kubernetes API schemas compiled into the kubernetes-models package,
+ * the CloudNativePG CRD schemas of @kubernetes-models/cloudnative-pg and the prometheus-operator's of
+ * @kubernetes-models/prometheus-operator (types, required fields, enums), then
  * strictly (unknown fields); an object of a kind none knows is an error, so a typo in `kind` or `apiVersion`
  * cannot slip through.
  */

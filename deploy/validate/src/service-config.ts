@@ -51,7 +51,17 @@ export async function serviceConfigs(): Promise<ServiceConfig[]> {
  * Variables libs/service reads for every service on top of CommonEnv (it does not export their schema), and
  * NODE_ENV, which Node libraries read.
  */
-export const RUNTIME_VARIABLES = ["OTEL_EXPORTER_OTLP_ENDPOINT", "LOG_PRETTY", "DB_POOL_MAX", "NODE_ENV"];
+export const RUNTIME_VARIABLES = [
+  "OTEL_EXPORTER_OTLP_ENDPOINT",
+  "LOG_PRETTY",
+  "DB_POOL_MAX",
+  "METRICS_ENABLED",
+  "DEPLOYMENT_ENVIRONMENT",
+  "SERVICE_VERSION",
+  "OTEL_TRACES_SAMPLER",
+  "OTEL_TRACES_SAMPLER_ARG",
+  "NODE_ENV",
+];
 
 /**
  * What a service would say about this environment at start-up: the problems `loadConfig` (and the service's

@@ -1,3 +1,4 @@
+import type { Meter } from "@opentelemetry/api";
 import { DEFAULT_MIGRATION_TABLE, Kysely, type Migration, Migrator, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 
@@ -203,6 +204,38 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 /** Resolves when a trivial query succeeds; used by readiness checks. */
 export async function pingDb(db: Kysely<any>): Promise<void> {
   await sql`select 1`.execute(db);
+}
+
+/**
+ * The pool's OpenTelemetry semantic-convention gauges (`db.client.connection.count` by state, `.pending_requests`,
+ * `.max`), read when metrics are collected. `poolName` is the service's schema: bounded.
+ */
+export function observePool(meter: Meter, pool: pg.Pool, poolName: string): void {
+  const name = { "db.client.connection.pool.name": poolName };
+  const count = meter.createObservableUpDownCounter("db.client.connection.count", {
+    description: "Connections of the pool, by state",
+    unit: "{connection}",
+  });
+  const pending = meter.createObservableUpDownCounter("db.client.connection.pending_requests", {
+    description: "Queries waiting for a connection of the pool",
+    unit: "{request}",
+  });
+  const max = meter.createObservableUpDownCounter("db.client.connection.max", {
+    description: "Most connections the pool opens",
+    unit: "{connection}",
+  });
+  meter.addBatchObservableCallback(
+    (result) => {
+      result.observe(count, pool.totalCount - pool.idleCount, {
+        ...name,
+        "db.client.connection.state": "used",
+      });
+      result.observe(count, pool.idleCount, { ...name, "db.client.connection.state": "idle" });
+      result.observe(pending, pool.waitingCount, name);
+      result.observe(max, pool.options.max ?? 10, name);
+    },
+    [count, pending, max],
+  );
 }
 
 export { sql };

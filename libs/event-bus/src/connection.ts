@@ -1,4 +1,5 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import type { Meter } from "@opentelemetry/api";
 import type { Logger } from "pino";
 
 /**
@@ -30,6 +31,33 @@ export async function connectNats(
     }
   })().catch((e) => logger.error({ err: (e as Error).message }, "NATS status watch ended"));
   return nc;
+}
+
+/**
+ * `humanpass_nats_connected` (1 while connected, 0 while disconnected or closed) and
+ * `humanpass_nats_disconnects_total`, from the connection's status events.
+ */
+export function observeNats(meter: Meter, nc: NatsConnection): void {
+  let connected = !nc.isClosed();
+  const disconnects = meter.createCounter("humanpass_nats_disconnects_total", {
+    description: "Times the NATS connection was lost",
+  });
+  disconnects.add(0);
+  meter
+    .createObservableGauge("humanpass_nats_connected", {
+      description: "1 while the NATS connection is up, 0 while it is lost or closed",
+    })
+    .addCallback((result) => result.observe(connected && !nc.isClosed() ? 1 : 0));
+  (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === "disconnect") {
+        connected = false;
+        disconnects.add(1);
+      } else if (status.type === "reconnect") connected = true;
+    }
+  })().catch(() => {
+    connected = false;
+  });
 }
 
 /** Resolves when the server answers a round trip; used by readiness checks. */

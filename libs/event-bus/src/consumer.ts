@@ -8,13 +8,13 @@ import {
 } from "@humanpass/events";
 import { type ConsumerMessages, type JsMsg, jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { metrics } from "@opentelemetry/api";
+import { createNoopMeter, type Meter } from "@opentelemetry/api";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { Logger } from "pino";
 import { ensureDeadLetterStream, publishDeadLetter } from "./dead-letters";
 import { sleep } from "./sleep";
 import { ensureDurable } from "./topology";
-import { contextFrom, inSpan, SpanKind } from "./tracing";
+import { contextFrom, inSpan, linkTo, SpanKind } from "./tracing";
 
 export interface DeliveryInfo {
   subject: string;
@@ -57,6 +57,8 @@ interface ConsumerBaseOptions {
   backoffMs?: (attempt: number) => number;
   /** Delay before the `n`th (0-based) retry of a batch while the database does not answer. */
   unavailableBackoffMs?: (n: number) => number;
+  /** Where the consumer's series go (`humanpass_consumer_*`, labelled with the durable's name); none without. */
+  meter?: Meter;
 }
 
 export interface ConsumerStats {
@@ -68,6 +70,8 @@ export interface ConsumerStats {
   deadLettered: number;
   /** Waits for a database that did not answer. */
   unavailable: number;
+  /** CloudEvents `time` (ms since the epoch) of the last event applied; undefined until one is. */
+  lastAppliedEventTime?: number;
 }
 
 export interface RunningConsumer {
@@ -78,9 +82,33 @@ export interface RunningConsumer {
 const defaultBackoff = (attempt: number) => Math.min(250 * 2 ** (attempt - 1), 30_000);
 const defaultUnavailableBackoff = (n: number) => Math.min(100 * 2 ** n, 5_000);
 
-const deadLettered = metrics
-  .getMeter("@humanpass/event-bus")
-  .createCounter("humanpass.events.dead_lettered", { description: "events sent to the dead-letter stream" });
+/** Buckets (seconds) for event time → applied: sub-second when flowing, minutes when catching up. */
+const LAG_BUCKETS_SECONDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
+
+function consumerInstruments(meter: Meter) {
+  return {
+    applied: meter.createCounter("humanpass_consumer_events_applied_total", {
+      description: "Events applied (duplicates excluded), by consumer and event type",
+    }),
+    duplicates: meter.createCounter("humanpass_consumer_duplicates_total", {
+      description: "Events found in the inbox already (delivered again after they were applied)",
+    }),
+    lag: meter.createHistogram("humanpass_consumer_apply_lag_seconds", {
+      description: "Event time to its application's commit",
+      unit: "s",
+      advice: { explicitBucketBoundaries: LAG_BUCKETS_SECONDS },
+    }),
+    redeliveries: meter.createCounter("humanpass_consumer_redeliveries_total", {
+      description: "Messages JetStream delivered more than once",
+    }),
+    deadLetters: meter.createCounter("humanpass_consumer_dead_letters_total", {
+      description: "Messages sent to the dead-letter stream",
+    }),
+    databaseWaits: meter.createCounter("humanpass_consumer_database_waits_total", {
+      description: "Batches held because the database did not answer",
+    }),
+  };
+}
 
 /**
  * Applies events exactly once to the service's state: each event id is inserted into the inbox in the same
@@ -101,6 +129,11 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
   const batchSize = options.batchSize ?? 200;
   const ackWaitMs = options.ackWaitMs ?? 30_000;
   const stats: ConsumerStats = { applied: 0, duplicates: 0, retried: 0, deadLettered: 0, unavailable: 0 };
+  const instruments = consumerInstruments(options.meter ?? createNoopMeter());
+  const labels = { consumer: durable };
+  // At 0 from the start: an alert on their increase needs the series before the first one happens.
+  for (const counter of [instruments.redeliveries, instruments.deadLetters, instruments.databaseWaits])
+    counter.add(0, labels);
 
   const jsm = await jetstream(options.nats).jetstreamManager();
   await ensureDeadLetterStream(jsm, options.topology);
@@ -173,7 +206,7 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
       return;
     }
     stats.deadLettered++;
-    deadLettered.add(1, { consumer: durable });
+    instruments.deadLetters.add(1, labels);
     logger.error({ ...where, err: error }, "event dead-lettered: it will not be applied unless replayed");
     settle(msg, "term", error);
   }
@@ -190,7 +223,7 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
   }
 
   async function apply(batch: Parsed[]): Promise<void> {
-    let applied = 0;
+    let applied: Parsed[] = [];
     await db.transaction().execute(async (trx) => {
       if (options.exclusive)
         await sql`select pg_advisory_xact_lock(hashtext(${`humanpass:consumer:${durable}`}))`.execute(trx);
@@ -207,10 +240,13 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
       const todo = batch.filter(({ event }) => fresh.delete(event.id)); // an id twice in one batch counts once
       if ("batchHandler" in options) {
         if (todo.length > 0) {
+          // Parented to the first message's trace, linked to every message's (the first included): each
+          // producer's trace shows the batch that applied its event.
           await inSpan(
             `process ${todo[0].msg.subject} (${todo.length})`,
             {
               parent: contextFrom(headersOf(todo[0].msg)),
+              links: todo.flatMap((p) => linkTo(headersOf(p.msg))),
               kind: SpanKind.CONSUMER,
               attributes: { "messaging.system": "nats", "messaging.batch.message_count": todo.length },
             },
@@ -221,7 +257,7 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
               ),
           );
         }
-        applied = todo.length;
+        applied = todo;
         return;
       }
       for (const { msg, event } of todo) {
@@ -239,11 +275,21 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
           () =>
             options.handler(event, trx, { subject: msg.subject, attempt: (failures.get(msg.seq) ?? 0) + 1 }),
         );
-        applied++;
+        applied.push({ msg, event });
       }
     });
-    stats.applied += applied;
-    stats.duplicates += batch.length - applied;
+    stats.applied += applied.length;
+    stats.duplicates += batch.length - applied.length;
+    const now = Date.now();
+    for (const { event } of applied) {
+      instruments.applied.add(1, { ...labels, event_type: event.type });
+      const time = Date.parse(event.time ?? "");
+      if (Number.isFinite(time)) {
+        instruments.lag.record(Math.max(0, now - time) / 1000, labels);
+        stats.lastAppliedEventTime = time;
+      }
+    }
+    if (batch.length > applied.length) instruments.duplicates.add(batch.length - applied.length, labels);
     for (const { msg } of batch) settle(msg, "ack");
   }
 
@@ -260,6 +306,7 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
           return;
         }
         stats.unavailable++;
+        instruments.databaseWaits.add(1, labels);
         const delay = unavailableBackoff(waits);
         logger.warn(
           { consumer: durable, held: batch.length, retryInMs: delay, err: (e as Error).message },
@@ -326,6 +373,7 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
 
   const pump = (async () => {
     for await (const msg of messages) {
+      if (msg.redelivered) instruments.redeliveries.add(1, labels);
       inFlight.add(msg);
       buffer.push(msg);
       if (!scheduled) {

@@ -7,6 +7,7 @@ import {
   type Topology,
 } from "@humanpass/events";
 import { type NatsConnection, headers as natsHeaders } from "@nats-io/transport-node";
+import { createNoopMeter, type Meter } from "@opentelemetry/api";
 import { type Kysely, type Migration, sql, type Transaction } from "kysely";
 import pg from "pg";
 import type { Logger } from "pino";
@@ -152,6 +153,8 @@ export interface OutboxRelayOptions {
    * (and as many that find nothing), more database work than the producer's own.
    */
   gatherMs?: number;
+  /** Where the relay's series go (`humanpass_outbox_publish_*`); none without. */
+  meter?: Meter;
 }
 
 export interface OutboxRelay {
@@ -181,6 +184,19 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     `begin; select seq, id, subject, event::text as event, trace from ${outbox} ` +
     `where published_at is null order by seq limit ${batchSize} for update skip locked`;
   const stats = { published: 0, failures: 0 };
+  const meter = options.meter ?? createNoopMeter();
+  const publishDuration = meter.createHistogram("humanpass_outbox_publish_duration_seconds", {
+    description: "One relay batch: publish to JetStream until every PubAck",
+    unit: "s",
+  });
+  const published = meter.createCounter("humanpass_outbox_published_events_total", {
+    description: "Outbox rows this relay published",
+  });
+  const failures = meter.createCounter("humanpass_outbox_publish_failures_total", {
+    description: "Relay batches that failed and are retried",
+  });
+  failures.add(0);
+  published.add(0);
   let running = true;
   let wake: (() => void) | undefined;
   let notified = false;
@@ -266,8 +282,10 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       for (const [k, v] of Object.entries(injectInto(spans[i]!.ctx))) headers.set(k, v);
       return { subject: row.subject, data: row.event, headers };
     });
+    const started = performance.now();
     try {
       await publisher.publish(messages);
+      publishDuration.record((performance.now() - started) / 1000);
     } catch (e) {
       for (const { span } of spans) {
         span.recordException(e as Error);
@@ -294,6 +312,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         notified = false;
         const n = await publishBatch();
         stats.published += n;
+        if (n > 0) published.add(n);
         backoff = 100;
         if (n < batchSize) {
           await purge();
@@ -302,6 +321,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         }
       } catch (e) {
         stats.failures++;
+        failures.add(1);
         logger.warn(
           { err: (e as Error).message, retryInMs: backoff },
           "outbox relay could not publish; will retry",
@@ -322,4 +342,29 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       await client?.end().catch(() => {});
     },
   };
+}
+
+/**
+ * `humanpass_outbox_pending_events` and `humanpass_outbox_oldest_pending_age_seconds`, read from the table when
+ * metrics are collected (the partial index on unpublished rows keeps it cheap). Reads through the service's pool:
+ * every replica reports the same backlog, the one they share.
+ */
+export function observeOutbox(meter: Meter, db: Kysely<any>): void {
+  const pending = meter.createObservableGauge("humanpass_outbox_pending_events", {
+    description: "Outbox rows not yet published",
+  });
+  const oldest = meter.createObservableGauge("humanpass_outbox_oldest_pending_age_seconds", {
+    description: "Age of the oldest unpublished outbox row (0 when none)",
+    unit: "s",
+  });
+  meter.addBatchObservableCallback(
+    async (result) => {
+      const { rows } = await sql<{ n: string; age: number | null }>`
+        select count(*) as n, extract(epoch from now() - min(created_at))::float8 as age
+        from outbox where published_at is null`.execute(db);
+      result.observe(pending, Number(rows[0]?.n ?? 0));
+      result.observe(oldest, Math.max(0, rows[0]?.age ?? 0));
+    },
+    [pending, oldest],
+  );
 }

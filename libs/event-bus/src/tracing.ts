@@ -1,6 +1,7 @@
 import {
   type Context,
   context,
+  type Link,
   propagation,
   ROOT_CONTEXT,
   type Span,
@@ -38,12 +39,27 @@ export function startProducerSpan(
   return { span, ctx: trace.setSpan(parent, span) };
 }
 
+/** A link to the span a message's trace headers carry; none when they carry no valid one. */
+export function linkTo(carrier: Record<string, string> | undefined): Link[] {
+  const spanContext = trace.getSpanContext(contextFrom(carrier));
+  return spanContext && trace.isSpanContextValid(spanContext) ? [{ context: spanContext }] : [];
+}
+
 export async function inSpan<T>(
   name: string,
-  options: { parent: Context; kind: SpanKind; attributes?: Record<string, string | number> },
+  options: {
+    parent: Context;
+    kind: SpanKind;
+    attributes?: Record<string, string | number>;
+    links?: Link[];
+  },
   fn: (span: Span, ctx: Context) => Promise<T>,
 ): Promise<T> {
-  const span = tracer.startSpan(name, { kind: options.kind, attributes: options.attributes }, options.parent);
+  const span = tracer.startSpan(
+    name,
+    { kind: options.kind, attributes: options.attributes, links: options.links },
+    options.parent,
+  );
   const ctx = trace.setSpan(options.parent, span);
   try {
     return await context.with(ctx, () => fn(span, ctx));

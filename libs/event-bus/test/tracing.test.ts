@@ -70,3 +70,51 @@ it("continues the producer's trace in the consumer across the outbox hop", async
     await relay.stop();
   }
 });
+
+it("links a batch handler's span to every message of the batch, not only the first", async () => {
+  const producers: string[] = [];
+  // Three producers' traces, committed before the consumer starts so that they arrive as one batch.
+  for (const n of [11, 12, 13]) {
+    await trace.getTracer("test").startActiveSpan(`producer ${n}`, async (span) => {
+      await db.transaction().execute((trx) => enqueue(trx, topology, testEvent(n)));
+      producers.push(span.spanContext().traceId);
+      span.end();
+    });
+  }
+  const relay = startOutboxRelay({ nats: nc, schema: SCHEMA, logger, connectionString: database.url });
+  await eventually(async () => {
+    const left = await db
+      .selectFrom("outbox")
+      .select(db.fn.countAll().as("n"))
+      .where("published_at", "is", null)
+      .executeTakeFirstOrThrow();
+    return Number(left.n) === 0;
+  });
+  await relay.stop();
+  const batches: number[] = [];
+  const consumer = await startConsumer({
+    db,
+    nats: nc,
+    topology,
+    stream: "AGENT_AUTH",
+    durable: "traced-batch",
+    logger,
+    batchHandler: async (events) => {
+      batches.push(events.length);
+    },
+  });
+  try {
+    // The stream also holds the first test's event: four messages, in one batch or (should they arrive apart) more.
+    await eventually(() => batches.reduce((n, b) => n + b, 0) === 4);
+    const prefix = `process ${topology.prefix}.agent_auth.human_not_registered (`;
+    const batchSpans: ReadableSpan[] = await eventually(() => {
+      const found = exporter.getFinishedSpans().filter((s) => s.name.startsWith(prefix));
+      return found.length === batches.length && found;
+    });
+    for (const span of batchSpans) expect(`${prefix}${span.links.length})`).toBe(span.name);
+    const linked = batchSpans.flatMap((span) => span.links.map((l) => l.context.traceId));
+    for (const traceId of producers) expect(linked).toContain(traceId);
+  } finally {
+    await consumer.stop();
+  }
+});

@@ -4,6 +4,12 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { isDatabaseUnavailable } from "@humanpass/db";
+import {
+  DURATION_BUCKETS_SECONDS,
+  PROBE_PATHS,
+  PROMETHEUS_CONTENT_TYPE,
+  type ServiceMetrics,
+} from "@humanpass/telemetry";
 import { trace } from "@opentelemetry/api";
 import Fastify, {
   type FastifyError,
@@ -62,6 +68,8 @@ export interface HttpAppOptions extends HttpServerSettings {
   };
   bodyLimit?: number;
   readinessTimeoutMs?: number;
+  /** The service's instruments: served at /metrics, and every request's duration recorded. No /metrics without. */
+  metrics?: ServiceMetrics;
 }
 
 /** A route as the `routes served` log line lists it: method, path pattern, the query parameters its schema names. */
@@ -207,7 +215,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   if (options.corsOrigins && options.corsOrigins.length > 0)
     await app.register(cors, corsPluginOptions(options.corsOrigins));
   if (options.rateLimit) {
-    const exempt = ["/healthz", "/readyz", ...(options.rateLimit.exempt ?? [])];
+    const exempt = [...PROBE_PATHS, ...(options.rateLimit.exempt ?? [])];
     await app.register(rateLimit, rateLimitPluginOptions({ ...options.rateLimit, exempt }));
     // An app-wide hook rather than the plugin's per-route ones: those would run after the app-wide hooks that
     // answer by themselves (the x402 gate's 402), and never for unknown paths, so probing for routes is counted.
@@ -237,10 +245,13 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     done();
   });
 
-  app.get("/healthz", { schema: { hide: true } }, async () => ({ status: "ok" }));
+  if (options.metrics) recordRequests(app, options.metrics);
+
+  // Probes come every few seconds from every prober: logged only when something is wrong.
+  app.get("/healthz", { schema: { hide: true }, logLevel: "warn" }, async () => ({ status: "ok" }));
 
   const timeoutMs = options.readinessTimeoutMs ?? 2_000;
-  app.get("/readyz", { schema: { hide: true } }, async (request, reply) => {
+  app.get("/readyz", { schema: { hide: true }, logLevel: "warn" }, async (request, reply) => {
     const checks: Record<string, string> = {};
     let ready = true;
     await Promise.all(
@@ -259,10 +270,59 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
         }
       }),
     );
-    reply.code(ready ? 200 : 503).send({ status: ready ? "ready" : "unavailable", checks });
+    // Returned: with an async onSend hook (the x402 gate) still running, Fastify would otherwise send again.
+    return reply.code(ready ? 200 : 503).send({ status: ready ? "ready" : "unavailable", checks });
   });
 
   return app;
+}
+
+const KNOWN_METHODS = new Set([
+  "GET",
+  "HEAD",
+  "POST",
+  "PUT",
+  "DELETE",
+  "PATCH",
+  "OPTIONS",
+  "CONNECT",
+  "TRACE",
+]);
+
+/**
+ * `http.server.request.duration` by method, route TEMPLATE and status, as the HTTP semantic conventions name it.
+ * Recorded here rather than by the HTTP instrumentation, which knows the raw path only (an unbounded label).
+ * A request no route matched has no `http.route`; a method outside the standard set is `_OTHER`.
+ */
+function recordRequests(app: HttpApp, metrics: ServiceMetrics): void {
+  const duration = metrics.meter.createHistogram("http.server.request.duration", {
+    description: "Duration of HTTP server requests",
+    unit: "s",
+    advice: { explicitBucketBoundaries: DURATION_BUCKETS_SECONDS },
+  });
+  const unmeasured = new Set<string>(PROBE_PATHS);
+  // Off (METRICS_ENABLED=false), not even the hook runs: what the overhead benchmark compares against.
+  if (metrics.enabled)
+    app.addHook("onResponse", (request, reply, done) => {
+      const route = request.routeOptions.url;
+      if (route === undefined || !unmeasured.has(route)) {
+        duration.record(reply.elapsedTime / 1000, {
+          "http.request.method": KNOWN_METHODS.has(request.method) ? request.method : "_OTHER",
+          ...(route === undefined ? {} : { "http.route": route }),
+          "http.response.status_code": reply.statusCode,
+        });
+      }
+      done();
+    });
+  app.get("/metrics", { schema: { hide: true }, logLevel: "warn" }, async (request, reply) => {
+    // Prometheus scrapes each replica directly. A request that came through a proxy (the public ingress, which
+    // routes every path of a host to the service and always adds X-Forwarded-For) is answered as an unknown path.
+    if (request.headers["x-forwarded-for"] !== undefined || request.headers.forwarded !== undefined) {
+      return reply.code(404).send({ error: "not_found", message: "Route GET /metrics not found" });
+    }
+    reply.header("content-type", PROMETHEUS_CONTENT_TYPE);
+    return metrics.render();
+  });
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

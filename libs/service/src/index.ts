@@ -7,6 +7,7 @@ import {
   kyselyOn,
   type Migration,
   migrateToLatest,
+  observePool,
   type Pool,
   pingDb,
 } from "@humanpass/db";
@@ -17,6 +18,8 @@ import {
   jetstreamManager,
   type NatsConnection,
   type OutboxRelay,
+  observeNats,
+  observeOutbox,
   pingNats,
   type RunningConsumer,
   type StreamName,
@@ -30,7 +33,14 @@ import {
   optionalCheck,
   type ReadinessCheck,
 } from "@humanpass/http";
-import { createLogger, type Logger, routeConsoleTo, startTelemetry } from "@humanpass/telemetry";
+import {
+  createLogger,
+  createMetrics,
+  type Logger,
+  routeConsoleTo,
+  type ServiceMetrics,
+  startTelemetry,
+} from "@humanpass/telemetry";
 import { type Static, type TObject, Type } from "@sinclair/typebox";
 
 export interface ServiceRuntime<C> {
@@ -45,6 +55,8 @@ export interface ServiceRuntime<C> {
   readiness: Record<string, ReadinessCheck>;
   /** TRUST_PROXY and the HTTP timeouts, for the HTTP base. */
   http: HttpServerSettings;
+  /** The service's instruments (pool, NATS and outbox series already in): for its app, consumers and workers. */
+  metrics: ServiceMetrics;
 }
 
 export interface ServiceDefinition<S extends TObject, C = Static<S>> {
@@ -77,6 +89,9 @@ const CommonEnvSchema = Type.Object({
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String()),
   LOG_PRETTY: Type.Boolean({ default: false, description: "true or false" }),
   DB_POOL_MAX: Type.Integer({ minimum: 1, default: 10, description: "an integer >= 1" }),
+  METRICS_ENABLED: Type.Boolean({ default: true, description: "true or false" }),
+  DEPLOYMENT_ENVIRONMENT: Type.String({ default: "development" }),
+  SERVICE_VERSION: Type.String({ default: "0.1.0" }),
 });
 
 /**
@@ -93,10 +108,13 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
     process.stderr.write(`${definition.name}: ${(e as Error).message}\n`);
     process.exit(78);
   }
-  const telemetry = startTelemetry({
+  const resource = {
     serviceName: definition.name,
-    otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
-  });
+    serviceVersion: config.SERVICE_VERSION,
+    deploymentEnvironment: config.DEPLOYMENT_ENVIRONMENT,
+  };
+  const telemetry = startTelemetry({ ...resource, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+  const metrics = createMetrics({ ...resource, enabled: config.METRICS_ENABLED });
   const logger = createLogger({ name: definition.name, level: config.LOG_LEVEL, pretty: config.LOG_PRETTY });
   routeConsoleTo(logger);
   try {
@@ -133,13 +151,17 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
       onError: (e: Error) => logger.warn({ err: e.message }, "postgres connection lost"),
     });
     const db = kyselyOn<any>(pool);
+    observePool(metrics.meter, pool, definition.schema);
+    observeNats(metrics.meter, nats);
     let relay: OutboxRelay | undefined;
     if (definition.publishes) {
+      observeOutbox(metrics.meter, db);
       relay = startOutboxRelay({
         nats,
         schema: definition.schema,
         logger,
         connectionString: config.DATABASE_URL,
+        meter: metrics.meter,
       });
     }
     // Requests need Postgres; events wait in the outbox while NATS is away, so a NATS outage keeps pods in rotation.
@@ -152,7 +174,17 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
         handlerMs: config.HTTP_HANDLER_TIMEOUT_MS,
       },
     };
-    const started = await definition.start({ config, logger, db, pool, nats, topology, readiness, http });
+    const started = await definition.start({
+      config,
+      logger,
+      db,
+      pool,
+      nats,
+      topology,
+      readiness,
+      http,
+      metrics,
+    });
     await started.app.listen({ port: started.port, host: started.host ?? config.HOST });
     installGracefulShutdown(logger, [
       ["http", () => started.app.close()],
@@ -164,6 +196,7 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
       ["outbox relay", async () => relay?.stop()],
       ["nats", () => nats.drain()],
       ["postgres", () => db.destroy()],
+      ["metrics", () => metrics.shutdown()],
       ["telemetry", () => telemetry.shutdown()],
     ]);
   } catch (e) {

@@ -1,3 +1,12 @@
+export type { Counter, Gauge, Histogram, Meter, UpDownCounter } from "@opentelemetry/api";
 export { routeConsoleTo } from "./console";
 export { createLogger, type Logger, type LoggerConfig } from "./logger";
-export { startTelemetry, type Telemetry, type TelemetryOptions } from "./sdk";
+export {
+  createMetrics,
+  DURATION_BUCKETS_SECONDS,
+  type MetricsOptions,
+  PROMETHEUS_CONTENT_TYPE,
+  resourceAttributes,
+  type ServiceMetrics,
+} from "./metrics";
+export { PROBE_PATHS, startTelemetry, type Telemetry, type TelemetryOptions, untraced } from "./sdk";

@@ -8,6 +8,7 @@ import { inject } from "vitest";
 
 export { canConnect, resolveInfrastructure } from "./infrastructure";
 export { freePort } from "./ports";
+export { parseExposition, type Sample, sampleValue, unboundedLabels } from "./prometheus";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 

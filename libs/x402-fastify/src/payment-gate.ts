@@ -1,6 +1,10 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { Readable } from "node:stream";
-import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  decodePaymentSignatureHeader,
+} from "@x402/core/http";
 import * as x402Server from "@x402/core/server";
 import {
   getFacilitatorResponseError,
@@ -14,7 +18,7 @@ import {
   withPrivateCacheControl,
   type x402HTTPResourceServer,
 } from "@x402/core/server";
-import type { SettleResponse } from "@x402/core/types";
+import type { PaymentRequirements, SettleResponse } from "@x402/core/types";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { FastifyHTTPAdapter } from "./adapter";
 
@@ -68,6 +72,43 @@ export interface PaymentGateOptions {
    * `verification_unavailable`, which spec 3 gives `503`.
    */
   unavailableReasons?: string[];
+  /** Told how each paid request ends, how long settlements take and when the facilitator fails (metrics). */
+  observer?: PaymentGateObserver;
+}
+
+/**
+ * How a request that carried a payment ended: `settled` (charged), `refused` (the payment was not accepted; its
+ * `reason` says why), `refunded` (verified, then cancelled because the handler failed: nothing charged),
+ * `not_charged_disconnect` (verified, then cancelled because the client left before the response),
+ * `settlement_failed` (the response was withheld), `unavailable` (the facilitator or a check could not decide).
+ */
+export type PaymentOutcome =
+  | "settled"
+  | "refused"
+  | "refunded"
+  | "not_charged_disconnect"
+  | "settlement_failed"
+  | "unavailable";
+
+export interface PaymentGateObserver {
+  /** `requirements`: the tier the payment was for, when known (verified, or named by the payment header). */
+  outcome?(
+    request: FastifyRequest,
+    outcome: PaymentOutcome,
+    detail: { requirements?: PaymentRequirements; reason?: string },
+  ): void;
+  /** A settlement call's duration, and whether it settled. */
+  settlement?(seconds: number, settled: boolean): void;
+}
+
+/** The requirements a payment header says it pays, when it is readable. */
+function requirementsNamedBy(paymentHeader: string | undefined): PaymentRequirements | undefined {
+  if (!paymentHeader) return undefined;
+  try {
+    return decodePaymentSignatureHeader(paymentHeader).accepted;
+  } catch {
+    return undefined;
+  }
 }
 
 // Any server, logger and type provider: the gate only adds hooks and a request decoration.
@@ -107,6 +148,7 @@ export async function installPaymentGate(
   if (options.paywall) httpServer.registerPaywallProvider(options.paywall);
   const initialization = createInitialization(httpServer, options.initialize ?? true);
   const unavailableReasons = new Set(options.unavailableReasons ?? ["verification_unavailable"]);
+  const observer = options.observer ?? {};
   await initialization.atStart(app);
 
   app.decorateRequest("x402Payment", null);
@@ -129,10 +171,21 @@ export async function installPaymentGate(
       await initialization.ready();
       result = await requestStore.run(request, () => httpServer.processHTTPRequest(context, paywallConfig));
     } catch (error) {
+      if (context.paymentHeader)
+        observer.outcome?.(request, "unavailable", {
+          requirements: requirementsNamedBy(context.paymentHeader),
+        });
       return sendFacilitatorFailure(request, reply, error);
     }
     if (result.type === "payment-error") {
       const reason = refusalOf(result.response);
+      // A request without a payment is asked for one: the start of a payment, not its end.
+      if (context.paymentHeader) {
+        observer.outcome?.(request, reason && unavailableReasons.has(reason) ? "unavailable" : "refused", {
+          requirements: requirementsNamedBy(context.paymentHeader),
+          reason,
+        });
+      }
       if (reason && unavailableReasons.has(reason)) {
         request.log.warn(
           { url: request.url, reason },
@@ -164,11 +217,19 @@ export async function installPaymentGate(
           ? "x402 client disconnected before the paid response; settled before the handler"
           : "x402 client disconnected before the paid response; not settled",
       );
-    return requestStore.run(request, () =>
-      reply.statusCode >= 400 || (gone && !settledBefore)
-        ? cancel(httpServer, payment, reply, payload)
-        : settle(httpServer, payment, reply, payload),
-    );
+    const requirements = payment.result.paymentRequirements;
+    if (reply.statusCode >= 400 || (gone && !settledBefore)) {
+      observer.outcome?.(request, gone && reply.statusCode < 400 ? "not_charged_disconnect" : "refunded", {
+        requirements,
+      });
+      return requestStore.run(request, () => cancel(httpServer, payment, reply, payload));
+    }
+    const started = performance.now();
+    const response = await requestStore.run(request, () => settle(httpServer, payment, reply, payload));
+    const settled = payment.settlement !== undefined;
+    observer.settlement?.((performance.now() - started) / 1000, settled);
+    observer.outcome?.(request, settled ? "settled" : "settlement_failed", { requirements });
+    return response;
   });
 }
 

@@ -2,7 +2,7 @@ import type { HumanLookup } from "@humanpass/attestations-client";
 import type { Kysely } from "@humanpass/db";
 import type { Topology } from "@humanpass/event-bus";
 import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
-import type { Logger } from "@humanpass/telemetry";
+import { createMetrics, type Logger, type ServiceMetrics } from "@humanpass/telemetry";
 import { createClaimRecorder } from "./claims/accept-claim";
 import { directClaim } from "./claims/direct-claim";
 import { helperClaim } from "./claims/helper-claim";
@@ -28,6 +28,8 @@ export interface AppDeps {
   http?: HttpServerSettings;
   corsOrigins?: string[];
   rateLimit?: { max: number; timeWindowMs: number } | false;
+  /** The service's instruments (served at /metrics); a set of the app's own when absent. */
+  metrics?: ServiceMetrics;
 }
 
 /** The agent-auth HTTP app: both route sets of spec 3 on one service. No side effects beyond the app itself. */
@@ -39,6 +41,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     oneClaimPerHuman: deps.oneClaimPerHuman,
   });
 
+  const metrics = deps.metrics ?? createMetrics({ serviceName: "agent-auth" });
   const app = await createHttpApp({
     ...deps.http,
     logger,
@@ -50,11 +53,16 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
       description:
         "Proves that an agent controls its key and that a verified human stands behind it (spec 3).",
     },
+    metrics,
   });
   challengeRoutes(app, { terms, nonces });
   await claimRoute(app, {
     helper: helperClaim({ terms, nonces, resolver, recorder, logger }),
     direct: directClaim({ nonces, resolver, recorder, logger }),
+    claims: metrics.meter.createCounter("humanpass_agent_auth_claims_total", {
+      description: "Claims, by path (helper or direct) and outcome (accepted or the refusal's code)",
+      unit: "{claim}",
+    }),
   });
   return app;
 }

@@ -17,7 +17,7 @@ await runService({
   env: AgentAuthEnv,
   streams: ["AGENT_AUTH", "CHAIN"],
   publishes: true,
-  async start({ config, logger, db, nats, topology, readiness, http }) {
+  async start({ config, logger, db, nats, topology, readiness, http, metrics }) {
     const terms = publicTerms(config);
     const { resolver, cache } = createRegistry({
       attestationsApiUrl: config.ATTESTATIONS_API_URL,
@@ -38,6 +38,7 @@ await runService({
       oneClaimPerHuman: config.ONE_CLAIM_PER_HUMAN,
       readiness,
       http,
+      metrics,
       corsOrigins: splitList(config.CORS_ORIGINS),
       rateLimit: { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
     });

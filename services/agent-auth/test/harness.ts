@@ -3,6 +3,7 @@ import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
 import type { Topology } from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
 import { type HumanProofChallenge, signHumanProofChallengeEVMUnchecked } from "@humanpass/human-proof";
+import type { ServiceMetrics } from "@humanpass/telemetry";
 import { createTestDatabase, type TestDatabase, testTopology } from "@humanpass/testing";
 import pino from "pino";
 import type { LocalAccount } from "viem";
@@ -54,6 +55,7 @@ export async function startAgentAuth(options: {
   topology?: Topology;
   clock?: Clock;
   oneClaimPerHuman?: boolean;
+  metrics?: ServiceMetrics;
 }): Promise<RunningAgentAuth> {
   const app = await buildApp({
     logger,
@@ -64,6 +66,7 @@ export async function startAgentAuth(options: {
     clock: options.clock,
     oneClaimPerHuman: options.oneClaimPerHuman ?? false,
     rateLimit: false,
+    metrics: options.metrics,
   });
   const address = await app.listen({ port: 0, host: "127.0.0.1" });
   return { app, url: address, close: () => app.close() };

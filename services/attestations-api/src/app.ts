@@ -1,5 +1,6 @@
 import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
-import type { Logger } from "@humanpass/telemetry";
+import { createMetrics, type Logger, type ServiceMetrics } from "@humanpass/telemetry";
+import { SERVICE_NAME } from "./config";
 import { createReader } from "./db/queries";
 import type { Queryable } from "./db/types";
 import { attestationRoutes } from "./routes/attestations";
@@ -25,6 +26,8 @@ export interface AppDeps {
   rateLimit: { max: number; timeWindowMs: number } | false;
   /** TRUST_PROXY and the HTTP timeouts. */
   http?: HttpServerSettings;
+  /** The service's instruments (served at /metrics); a set of the app's own when absent. */
+  metrics?: ServiceMetrics;
 }
 
 const DESCRIPTION = `Read-only API over the attestation and schema registries (spec 2), served from a read model that the
@@ -54,6 +57,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     corsOrigins: deps.corsOrigins,
     rateLimit: deps.rateLimit ? { ...deps.rateLimit, exempt: [`${API_PREFIX}/healthCheck`] } : false,
     openapi: { title: "humanpass attestations API", version: "1.0.0", description: DESCRIPTION },
+    metrics: deps.metrics ?? createMetrics({ serviceName: SERVICE_NAME }),
   });
   const routeDeps = createReader(deps.pool);
   await app.register(

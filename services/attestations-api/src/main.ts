@@ -14,12 +14,13 @@ await runService({
   streams: ["CHAIN", "VERIFIER"],
   publishes: false,
   dbSettings: (config) => readSessionSettings(config.READ_TIMEOUT_MS),
-  async start({ config, logger, db, pool, nats, topology, readiness, http }) {
+  async start({ config, logger, db, pool, nats, topology, readiness, http, metrics }) {
     const app = await buildApp({
       pool,
       logger,
       readiness,
       http,
+      metrics,
       corsOrigins: splitList(config.CORS_ORIGINS),
       rateLimit: config.RATE_LIMIT_ENABLED
         ? { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS }
@@ -30,6 +31,7 @@ await runService({
       nats,
       topology,
       logger,
+      meter: metrics.meter,
       durables: { chain: config.CHAIN_DURABLE, verifier: config.VERIFIER_DURABLE },
     });
     return { app, port: config.PORT, host: config.HOST, consumers };

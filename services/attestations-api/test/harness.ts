@@ -83,7 +83,13 @@ export async function startHarness(
   const nats = await connectTestNats();
   const topology = testTopology();
   await ensureStreams(await jetstreamManager(nats), topology, ["CHAIN", "VERIFIER"]);
-  const consumers = await startReadModelConsumers({ db, nats, topology, logger });
+  const consumers = await startReadModelConsumers({
+    db,
+    nats,
+    topology,
+    logger,
+    meter: appOptions.metrics?.meter,
+  });
   const app = await buildApp({
     pool,
     logger,

@@ -18,10 +18,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     logger: deps.logger,
     readiness: deps.readiness,
     rateLimit: false,
-  });
-  app.get("/metrics", { schema: { hide: true } }, async (_request, reply) => {
-    reply.header("content-type", deps.metrics.registry.contentType);
-    return deps.metrics.registry.metrics();
+    metrics: deps.metrics.service,
   });
   return app;
 }

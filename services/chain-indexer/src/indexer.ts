@@ -1,5 +1,7 @@
 import type { Kysely } from "@humanpass/db";
 import { enqueue, type Topology } from "@humanpass/event-bus";
+import { untraced } from "@humanpass/telemetry";
+import { context, ROOT_CONTEXT, type Span, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { Logger } from "pino";
 import type { Hex } from "viem";
 import { type OnChainAttestation, readAttestationBatch } from "./chain/attestations";
@@ -56,9 +58,13 @@ const ANCESTOR_PAGE = 100;
 
 interface PreparedRange {
   kind: "range";
+  /** The range's trace, from its reading to its commit: the RPC calls and statements are its children. */
+  span: Span;
   from: bigint;
   to: bigint;
   toHash: Hex;
+  /** Timestamp (seconds) of block `to`. */
+  toTime: bigint;
   head: bigint;
   safe: bigint;
   built: RangeEvents;
@@ -75,6 +81,16 @@ interface Anchor {
 
 type Prepared = PreparedRange | { kind: "idle" } | { kind: "reorg" };
 
+const tracer = trace.getTracer("@humanpass/chain-indexer");
+
+function endSpan(span: Span, error?: unknown): void {
+  if (error !== undefined) {
+    span.recordException(error as Error);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+  }
+  span.end();
+}
+
 export function createIndexer(deps: IndexerDeps): Indexer {
   const { db, client, topology, settings, logger, metrics } = deps;
   const { chainId } = settings;
@@ -88,7 +104,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     policy: settings.retry,
     logger,
     signal: abort.signal,
-    onError: (reason) => metrics.rpcErrors.inc({ reason }),
+    onError: (reason) => metrics.rpcErrors.add(1, { reason }),
     ...extra,
   });
   const rpc = <T>(what: string, fn: () => Promise<T>, extra?: Partial<RetryOptions>) =>
@@ -250,9 +266,9 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       });
       return records.length;
     });
-    metrics.reorgs.inc();
-    metrics.records.inc({ type: "blocks_reverted" });
-    metrics.indexedBlock.set(Number(found.number));
+    metrics.reorgs.add(1);
+    metrics.records.add(1, { type: "blocks_reverted" });
+    metrics.indexedBlock.record(Number(found.number));
     logger.warn(
       {
         fromBlock: Number(found.number + 1n),
@@ -263,16 +279,45 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     );
   }
 
-  /** Reads and builds the next range after `cursor`, or says that there is none yet or that the chain reorganized. */
+  /**
+   * Reads and builds the next range after `cursor`, or says that there is none yet or that the chain reorganized.
+   * A range gets a trace of its own (`index blocks`), ended by its commit; the head poll and the cursor check
+   * before it are not traced, or an idle indexer would start a trace every poll.
+   */
   async function prepare(cursor: Cursor | undefined): Promise<Prepared> {
-    const head = await rpc("eth_blockNumber", () => client.getBlockNumber({ cacheTime: 0 }));
-    metrics.headBlock.set(Number(head));
+    const head = await untraced(() => rpc("eth_blockNumber", () => client.getBlockNumber({ cacheTime: 0 })));
+    metrics.headBlock.record(Number(head));
     const safe = head - settings.confirmations;
     const from = cursor ? cursor.blockNumber + 1n : settings.startBlock;
-    if (cursor) metrics.headLag.set(Number(head - cursor.blockNumber));
-    if (from > safe) return { kind: cursor && !(await isCanonical(cursor)) ? "reorg" : "idle" };
+    if (cursor) metrics.headLag.record(Number(head - cursor.blockNumber));
+    if (from > safe)
+      return { kind: cursor && !(await untraced(() => isCanonical(cursor))) ? "reorg" : "idle" };
 
+    const span = tracer.startSpan("index blocks", {
+      root: true,
+      attributes: { "humanpass.chain.from_block": Number(from), "humanpass.chain.head_block": Number(head) },
+    });
+    try {
+      const read = await context.with(trace.setSpan(ROOT_CONTEXT, span), () =>
+        readRange(cursor, head, safe, from, span),
+      );
+      if (read.kind !== "range") endSpan(span);
+      return read;
+    } catch (error) {
+      endSpan(span, error);
+      throw error;
+    }
+  }
+
+  async function readRange(
+    cursor: Cursor | undefined,
+    head: bigint,
+    safe: bigint,
+    from: bigint,
+    span: Span,
+  ): Promise<Prepared> {
     const { to, logs, anchor } = await logsOfRange(from, safe);
+    span.setAttribute("humanpass.chain.to_block", Number(to));
     // The transactions of recorded attestations; asked in the same tick, they share the headers' JSON-RPC batch.
     const recordingTxs = settings.readEveryRecord
       ? []
@@ -283,7 +328,8 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     ]);
     const fromHeader = seen.get(from);
     if (cursor && fromHeader && fromHeader.parentHash !== cursor.blockHash) return { kind: "reorg" };
-    const toHash = seen.get(to)?.hash;
+    const toHeader = seen.get(to);
+    const toHash = toHeader?.hash;
     const consistent =
       fromHeader &&
       toHash &&
@@ -303,11 +349,23 @@ export function createIndexer(deps: IndexerDeps): Indexer {
         .filter(([n]) => n !== to)
         .map(([number, hash]) => ({ number, hash })),
     ];
-    return { kind: "range", from, to, toHash, head, safe, built, blocks, reads };
+    return {
+      kind: "range",
+      span,
+      from,
+      to,
+      toHash,
+      toTime: toHeader?.timestamp ?? 0n,
+      head,
+      safe,
+      built,
+      blocks,
+      reads,
+    };
   }
 
-  async function commit(cursor: Cursor | undefined, range: PreparedRange): Promise<void> {
-    const { from, to, toHash, head, safe, built } = range;
+  async function write(cursor: Cursor | undefined, range: PreparedRange): Promise<void> {
+    const { to, toHash, built } = range;
     await db.transaction().execute(async (trx) => {
       // First: the conditional update locks the cursor row, so a second indexer on this database waits here and
       // then fails cleanly instead of writing the same range.
@@ -316,13 +374,26 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       await recordRange(trx, chainId, range.blocks, built.emitted);
       await pruneBelow(trx, chainId, to - settings.reorgWindowBlocks);
     });
+  }
 
-    metrics.indexedBlock.set(Number(to));
-    metrics.headLag.set(Number(head - to));
-    metrics.records.inc({ type: "schema_registered" }, built.counts.schemas);
-    metrics.records.inc({ type: "attestation_recorded" }, built.counts.attestations);
-    metrics.records.inc({ type: "attestation_revoked" }, built.counts.revocations);
-    metrics.recordReads.inc(range.reads);
+  async function commit(cursor: Cursor | undefined, range: PreparedRange): Promise<void> {
+    const { from, to, head, safe, built } = range;
+    range.span.setAttribute("humanpass.chain.events", built.events.length);
+    try {
+      await context.with(trace.setSpan(ROOT_CONTEXT, range.span), () => write(cursor, range));
+    } catch (error) {
+      endSpan(range.span, error);
+      throw error;
+    }
+    endSpan(range.span);
+
+    metrics.indexedBlock.record(Number(to));
+    metrics.headLag.record(Number(head - to));
+    metrics.records.add(built.counts.schemas, { type: "schema_registered" });
+    metrics.records.add(built.counts.attestations, { type: "attestation_recorded" });
+    metrics.records.add(built.counts.revocations, { type: "attestation_revoked" });
+    metrics.recordReads.add(range.reads);
+    metrics.blockToOutboxLag.record(Math.max(0, Date.now() / 1000 - Number(range.toTime)));
     progress.committed(from, to, safe, built.events.length);
     logger.debug({ from: Number(from), to: Number(to), events: built.events.length }, "range indexed");
   }
@@ -338,7 +409,9 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     const prepared = await early.prepared;
     const follows =
       cursor?.blockNumber === early.after.blockNumber && cursor.blockHash === early.after.blockHash;
-    return follows ? prepared : undefined;
+    if (follows) return prepared;
+    if (prepared?.kind === "range") endSpan(prepared.span);
+    return undefined;
   }
 
   async function step(): Promise<StepResult> {
@@ -393,7 +466,8 @@ export function createIndexer(deps: IndexerDeps): Indexer {
     async stop() {
       abort.abort();
       await loop;
-      await ahead?.prepared;
+      const unused = await ahead?.prepared;
+      if (unused?.kind === "range") endSpan(unused.span);
     },
   };
 }

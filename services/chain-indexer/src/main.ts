@@ -15,10 +15,10 @@ await runService({
   env: ChainIndexerEnv,
   streams: ["CHAIN"],
   publishes: true,
-  async start({ config, logger, db, topology, readiness, http }) {
+  async start({ config, logger, db, topology, readiness, http, metrics: service }) {
     const settings = indexerSettings(config);
     const client = createChainClient(config.RPC_URL, { timeoutMs: config.RPC_TIMEOUT_MS });
-    const metrics = createIndexerMetrics();
+    const metrics = createIndexerMetrics(service);
     const indexer = createIndexer({
       db: db as Kysely<ChainIndexerDb>,
       client,

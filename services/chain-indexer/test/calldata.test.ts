@@ -9,6 +9,7 @@ import {
   registerSchema,
   revokeAttestation,
 } from "@humanpass/devnet";
+import { sampleValue } from "@humanpass/testing";
 import { encodeFunctionData, type Hex, keccak256, parseEventLogs, toHex, zeroAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually, expectedRecorded, project, readAttestations, type Stack, startStack } from "./harness";
@@ -144,8 +145,8 @@ describe.each([
         expect(record.revocationTime).toBeGreaterThan(0n);
       }
       expect(collector.ofType("attestation_revoked").map((e) => e.data.attestationId)).toEqual(revoked);
-      expect(await metrics.registry.getSingleMetricAsString("chain_indexer_record_reads_total")).toContain(
-        `chain_indexer_record_reads_total ${reads}`,
+      expect(sampleValue(await metrics.service.render(), "humanpass_chain_indexer_record_reads_total")).toBe(
+        reads,
       );
     });
   },

@@ -1,6 +1,9 @@
 import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
 import { paywallInstructions } from "@humanpass/human-proof";
+import { createMetrics, type ServiceMetrics } from "@humanpass/telemetry";
 import { installPaymentGate } from "@humanpass/x402-fastify";
+import { SERVICE_NAME } from "./config";
+import { countFacilitatorErrors, paymentObserver } from "./metrics";
 import { catalogRoutes } from "./routes/catalog";
 import { paidRoutes } from "./routes/paid-routes";
 import { createPaymentServer, type PaymentServerOptions } from "./x402/payment-server";
@@ -15,10 +18,13 @@ export interface AppDeps extends PaymentServerOptions {
   rateLimit: { max: number; timeWindowMs: number } | false;
   /** TRUST_PROXY and the HTTP timeouts. */
   http?: HttpServerSettings;
+  /** The service's instruments (served at /metrics); a set of the app's own when absent. */
+  metrics?: ServiceMetrics;
 }
 
 /** The gateway: paid routes behind x402 with the human-proof tiers. No side effects beyond asking the facilitator what it supports. */
 export async function buildApp(deps: AppDeps): Promise<HttpApp> {
+  const metrics = deps.metrics ?? createMetrics({ serviceName: SERVICE_NAME });
   const app = await createHttpApp({
     ...deps.http,
     logger: deps.logger,
@@ -31,12 +37,17 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
       description:
         "Resources paid through x402. Each route offers price tiers; tiers with `requiredAttestations` are for agents backed by a verified human (signed human proof in the payment payload), optionally capped per human by `maxUse`.",
     },
+    metrics,
   });
-  const httpServer = createPaymentServer(deps);
+  const httpServer = createPaymentServer({
+    ...deps,
+    facilitator: countFacilitatorErrors(deps.facilitator, metrics.meter),
+  });
   await installPaymentGate(app, {
     httpServer,
     publicUrl: deps.publicUrl,
     paywall: paywallInstructions(deps.paywallHtml),
+    observer: paymentObserver(metrics.meter),
   });
   await catalogRoutes(app, deps.routesFile);
   await paidRoutes(app, deps.routesFile.routes);

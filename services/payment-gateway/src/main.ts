@@ -17,6 +17,7 @@ import { InMemoryPaymentReservations, PostgresPaymentReservations } from "./db/p
 import { PostgresProofAdmissions } from "./db/proof-admissions";
 import { PostgresHumanUsageStorage } from "./db/usage-storage";
 import { outboxPaymentEvents, paymentEventOf } from "./events/payment-events";
+import { countedLookups } from "./metrics";
 import { loadRoutesFile } from "./routes-file";
 import { createFacilitator } from "./x402/facilitator";
 import { networksOf } from "./x402/payment-server";
@@ -28,7 +29,7 @@ await runService({
   env: PaymentGatewayEnv,
   streams: ["PAYMENTS", "CHAIN"],
   publishes: true,
-  async start({ config, logger, db, nats, topology, readiness, http, pool }) {
+  async start({ config, logger, db, nats, topology, readiness, http, pool, metrics }) {
     checkSettings(config);
     const routesFile = loadRoutesFile(config.ROUTES_FILE);
     const inMemory = config.USAGE_STORAGE === "memory";
@@ -36,18 +37,20 @@ await runService({
       logger.warn(
         "USAGE_STORAGE=memory: per-human quotas and used nonces live in this process only; development only",
       );
-    const verifier = cachePositiveLookups(
+    const verifier = countedLookups(
+      metrics.meter,
       createPoUVerifier({
         attestationsApiUrl: config.ATTESTATIONS_API_URL,
         agentOwnershipSchema: config.AGENT_OWNERSHIP_SCHEMA,
         requestTimeoutMs: config.ATTESTATIONS_API_TIMEOUT_MS,
         retries: config.ATTESTATIONS_API_RETRIES,
       }),
-      {
-        ttlMs: config.LOOKUP_CACHE_TTL_MS,
-        negativeTtlMs: config.NEGATIVE_LOOKUP_CACHE_TTL_MS,
-        maxEntries: 100_000,
-      },
+      (inner) =>
+        cachePositiveLookups(inner, {
+          ttlMs: config.LOOKUP_CACHE_TTL_MS,
+          negativeTtlMs: config.NEGATIVE_LOOKUP_CACHE_TTL_MS,
+          maxEntries: 100_000,
+        }),
     );
     const invalidations = await followChainInvalidations({
       nats,
@@ -92,6 +95,7 @@ await runService({
       paywallHtml: config.PAYWALL_HTML_FILE ? readFileSync(config.PAYWALL_HTML_FILE, "utf8") : undefined,
       readiness,
       http,
+      metrics,
       corsOrigins: splitList(config.CORS_ORIGINS),
       rateLimit: config.RATE_LIMIT_ENABLED
         ? { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS }

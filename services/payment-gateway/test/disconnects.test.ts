@@ -6,7 +6,8 @@
 import type { IncomingMessage } from "node:http";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { eventually } from "@humanpass/testing";
+import { createMetrics } from "@humanpass/telemetry";
+import { eventually, sampleValue } from "@humanpass/testing";
 import { x402Client } from "@x402/core/client";
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
@@ -22,6 +23,7 @@ const HUMAN_PRICE = 1_000n;
 
 let stack: Stack;
 let gateway: Gateway;
+const metrics = createMetrics({ serviceName: "payment-gateway" });
 let upstream: Server;
 const upstreamRequests: string[] = [];
 let upstreamReached = signal();
@@ -66,6 +68,7 @@ beforeAll(async () => {
         accepts: [humanTier(stack.network, HUMAN_PRICE.toString(), { maxUse: 2, scope: "broken" })],
       },
     ],
+    metrics,
   });
   // The gateway's side of the paid request's connection: the test waits until the gateway has seen the hang-up.
   gateway.app.server.on("request", (request: IncomingMessage) => {
@@ -155,6 +158,12 @@ describe("a client that hangs up during a paid request", () => {
     expect(outcome.type).toBe("payment_failed");
     expect(outcome.data).toMatchObject({ stage: "handler" });
     expect(await stack.usdcBalance(payer)).toBe(before);
+    expect(
+      sampleValue(await metrics.render(), "humanpass_payment_gateway_payments_total", {
+        route: "/orders",
+        outcome: "not_charged_disconnect",
+      }),
+    ).toBe(1);
   });
 });
 

@@ -20,7 +20,7 @@ await runService({
   env: VerifierEnv,
   streams: ["VERIFIER"],
   publishes: true,
-  async start({ config, logger, db, topology, readiness, http }) {
+  async start({ config, logger, db, topology, readiness, http, metrics }) {
     const settings = verifierSettings(config);
     const verification = verificationSettings(config, bundledContextsDir);
     if (isLoopbackHost(settings.hostUrl)) {
@@ -42,6 +42,7 @@ await runService({
       proofMaxAgeMs: verification.proofMaxAgeMs,
       niceness: verification.workerNiceness,
       engine: verification.engine,
+      meter: metrics.meter,
       onWorkerError: (error) => logger.error({ err: error.message }, "verification worker failed"),
       onWorkerReady: (index) => logger.info({ worker: index }, "verification worker ready"),
     });
@@ -57,6 +58,7 @@ await runService({
       verifier: pool,
       readiness,
       http,
+      metrics,
       corsOrigins: splitList(config.CORS_ORIGINS),
       rateLimit: { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
     });

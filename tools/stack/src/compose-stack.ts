@@ -86,6 +86,9 @@ for (const name of SERVICE_NAMES)
   out(`  ${name.padEnd(width)}  ${urls[name].padEnd(24)} docs: ${urls[name]}/docs`);
 out(`  ${"devnet".padEnd(width)}  ${devnetRpcUrl} (chain id ${summary.chainId})`);
 out(`  ${"traces".padEnd(width)}  http://127.0.0.1:${port("JAEGER_UI_PORT", 16686)}`);
+out(
+  `  ${"metrics".padEnd(width)}  http://127.0.0.1:${port("PROMETHEUS_PORT", 9090)} (Prometheus: series, alerts)`,
+);
 out(`  ${"postgres".padEnd(width)}  ${databaseUrl}`);
 out(`  ${"nats".padEnd(width)}  ${natsUrl}`);
 out("");

@@ -5,6 +5,7 @@ export {
   startServiceProcess,
   waitUntilReady,
 } from "./processes";
+export { dashboardExpressions, metricNames, withGrafanaVariables } from "./promql";
 export {
   DEFAULT_PORTS,
   randomPrefix,

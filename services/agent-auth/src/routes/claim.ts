@@ -1,5 +1,6 @@
-import { ErrorBody, type HttpApp, Type } from "@humanpass/http";
+import { ErrorBody, type HttpApp, HttpError, Type } from "@humanpass/http";
 import { HUMAN_PROOF_HEADER } from "@humanpass/human-proof";
+import type { Counter } from "@humanpass/telemetry";
 import type { DirectClaimResult } from "../claims/direct-claim";
 import type { HelperClaimResult } from "../claims/helper-claim";
 
@@ -12,6 +13,13 @@ const NOT_JSON = Symbol("not JSON");
 export interface ClaimRouteDeps {
   helper: (header: string) => Promise<HelperClaimResult>;
   direct: (body: unknown) => Promise<DirectClaimResult>;
+  /** Claims by `path` and `outcome` (`accepted` or the refusal's code). */
+  claims: Counter;
+}
+
+/** A refusal's code as a label: the codes are a fixed set of snake_case words; anything else is `error`. */
+function outcomeOf(error: unknown): string {
+  return error instanceof HttpError && /^[a-z_]{1,48}$/.test(error.code) ? error.code : "error";
 }
 
 /** `POST /api/v1/claim`: the helper path when a HUMAN-PROOF header is present, the direct path otherwise. */
@@ -60,8 +68,18 @@ export async function claimRoute(app: HttpApp, deps: ClaimRouteDeps): Promise<vo
       },
       async (request) => {
         const header = request.headers[HEADER];
-        if (typeof header === "string") return deps.helper(header);
-        return deps.direct(request.body === NOT_JSON ? undefined : request.body);
+        const path = typeof header === "string" ? "helper" : "direct";
+        try {
+          const result =
+            typeof header === "string"
+              ? await deps.helper(header)
+              : await deps.direct(request.body === NOT_JSON ? undefined : request.body);
+          deps.claims.add(1, { path, outcome: "accepted" });
+          return result;
+        } catch (e) {
+          deps.claims.add(1, { path, outcome: outcomeOf(e) });
+          throw e;
+        }
       },
     );
   });

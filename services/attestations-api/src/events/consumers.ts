@@ -5,7 +5,7 @@ import {
   startConsumer,
   type Topology,
 } from "@humanpass/event-bus";
-import type { Logger } from "@humanpass/telemetry";
+import type { Logger, Meter } from "@humanpass/telemetry";
 import { applyChainEvent, applyVerifierEvent } from "./apply";
 
 export interface ReadModelDurables {
@@ -29,9 +29,17 @@ export async function startReadModelConsumers(options: {
   topology: Topology;
   logger: Logger;
   durables?: ReadModelDurables;
+  /** Where the consumers' series and the age of their last applied event go; none without. */
+  meter?: Meter;
 }): Promise<RunningConsumer[]> {
   const durables = options.durables ?? DEFAULT_DURABLES;
-  const common = { db: options.db, nats: options.nats, topology: options.topology, logger: options.logger };
+  const common = {
+    db: options.db,
+    nats: options.nats,
+    topology: options.topology,
+    logger: options.logger,
+    meter: options.meter,
+  };
   const chain = await startConsumer({
     ...common,
     stream: "CHAIN",
@@ -46,5 +54,19 @@ export async function startReadModelConsumers(options: {
     type: "uniqueness_verified",
     handler: applyVerifierEvent,
   });
+  options.meter
+    ?.createObservableGauge("humanpass_attestations_api_last_applied_event_age_seconds", {
+      description: "Now minus the time of the last event this replica applied, per consumer",
+      unit: "s",
+    })
+    .addCallback((result) => {
+      for (const [durable, consumer] of [
+        [durables.chain, chain],
+        [durables.verifier, verifier],
+      ] as const) {
+        const time = consumer.stats.lastAppliedEventTime;
+        if (time !== undefined) result.observe(Math.max(0, Date.now() - time) / 1000, { consumer: durable });
+      }
+    });
   return [chain, verifier];
 }

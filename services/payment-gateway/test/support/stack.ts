@@ -3,6 +3,7 @@
  * (one database per test file), NATS JetStream (own stream prefix), the attestations-api, and gateways built
  * from `app.ts` with the in-process x402 facilitator settling on the devnet.
  */
+
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -25,6 +26,7 @@ import {
   type HumanUsageStorage,
   type PoUVerifier,
 } from "@humanpass/human-proof";
+import type { ServiceMetrics } from "@humanpass/telemetry";
 import {
   connectTestNats,
   createTestDatabase,
@@ -72,6 +74,7 @@ export interface GatewayOptions {
   challengeNonces?: ChallengeNonces;
   /** Skip the routes-file checks, to serve values the file would refuse (e.g. maxUse 0). */
   unchecked?: boolean;
+  metrics?: ServiceMetrics;
 }
 
 export interface Stack {
@@ -178,6 +181,7 @@ export async function startStack(label: string): Promise<Stack> {
         reservations: new PostgresPaymentReservations(db, logger),
         events,
         rateLimit: false,
+        metrics: options.metrics,
       });
       await app.listen({ port, host: "127.0.0.1" });
       const gateway = {

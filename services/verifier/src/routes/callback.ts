@@ -42,31 +42,50 @@ export function callbackRoute(app: HttpApp, deps: RouteDeps): void {
         },
       },
       async (request, reply: FastifyReply) => {
+        const counted = (outcome: string) => deps.instruments.callbacks.add(1, { outcome });
         const { sessionId: rawSessionId } = request.query as { sessionId?: string };
         const sessionId = parseSessionId(rawSessionId);
         const now = deps.clock();
         // 1. the stored request of a live session
         const stored = sessionId === undefined ? undefined : await deps.sessions.liveRequest(sessionId, now);
-        if (sessionId === undefined || !stored) return reply.code(400).send(INVALID_SESSION);
+        if (sessionId === undefined || !stored) {
+          counted("invalid_session");
+          return reply.code(400).send(INVALID_SESSION);
+        }
         const token = typeof request.body === "string" ? request.body.trim() : "";
         // 2.–5. full verification (off the event loop), then the V3 entry for this session and its nullifier
         let outcome: Awaited<ReturnType<typeof deps.verifier.verify>>;
+        const started = performance.now();
+        const took = () => (performance.now() - started) / 1000;
         try {
           outcome = await deps.verifier.verify(token, stored, sessionId);
         } catch (error) {
+          deps.instruments.verificationDuration.record(took(), { outcome: "rejected" });
+          counted("token_rejected");
           const message = error instanceof Error ? error.message : String(error);
           request.log.info({ sessionId: sessionId.toString(), reason: message }, "callback token rejected");
           return reply.code(500).send(TOKEN_NOT_VERIFIED);
         }
-        if (outcome.kind === "no_nullifier_proof") return reply.code(400).send(NO_NULLIFIER_PROOF);
+        deps.instruments.verificationDuration.record(took(), { outcome: "ok" });
+        if (outcome.kind === "no_nullifier_proof") {
+          counted("no_nullifier_proof");
+          return reply.code(400).send(NO_NULLIFIER_PROOF);
+        }
         // 6.–7. nullifier once, status, event: one transaction
         const recorded = await deps.recordVerification({
           sessionId,
           proof: outcome.proof,
           now: deps.clock(),
         });
-        if (recorded === "already_verified") return reply.code(400).send(ALREADY_VERIFIED);
-        if (recorded === "session_closed") return reply.code(400).send(INVALID_SESSION);
+        if (recorded === "already_verified") {
+          counted("already_verified");
+          return reply.code(400).send(ALREADY_VERIFIED);
+        }
+        if (recorded === "session_closed") {
+          counted("invalid_session");
+          return reply.code(400).send(INVALID_SESSION);
+        }
+        counted("verified");
         request.log.info({ sessionId: sessionId.toString() }, "uniqueness verified");
         return reply.code(200).send(outcome.response);
       },

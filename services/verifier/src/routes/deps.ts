@@ -1,3 +1,4 @@
+import type { Counter, Histogram } from "@humanpass/telemetry";
 import type { Clock } from "../clock";
 import type { VerifierSettings } from "../config";
 import type { NewSession, ReportedStatus } from "../db/sessions";
@@ -13,6 +14,12 @@ export interface RouteDeps {
     create(session: NewSession): Promise<{ sessionId: number; request: AuthorizationRequest }>;
     liveRequest(sessionId: bigint, now: Date): Promise<AuthorizationRequest | undefined>;
     status(sessionId: bigint, now: Date): Promise<ReportedStatus>;
+  };
+  instruments: {
+    /** Wallet callbacks by `outcome`. */
+    callbacks: Counter;
+    /** A token's verification (queue wait included), by `outcome` `ok` or `rejected`. */
+    verificationDuration: Histogram;
   };
   recordVerification(input: {
     sessionId: bigint;

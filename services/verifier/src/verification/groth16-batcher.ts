@@ -30,6 +30,8 @@ export interface Groth16BatcherOptions {
   /** Proofs of one key checked together at most (bigger groups are split). */
   maxBatch?: number;
   scalars?: BatchScalars;
+  /** Told the number of proofs each flush checks together (the batch-size series). */
+  onFlush?: (proofs: number) => void;
 }
 
 interface Pending {
@@ -67,6 +69,7 @@ export function createGroth16Batcher(options: Groth16BatcherOptions = {}): Groth
       }
     }
     pending = new Map();
+    options.onFlush?.(chunks.reduce((n, { items }) => n + items.length, 0));
     try {
       const valid = verifyGroth16Batches(
         chunks.map(({ key, items }) => ({ key, proofs: items.map((item) => item.proof) })),

@@ -47,6 +47,8 @@ export interface TokenVerifierOptions {
   engine?: VerifierEngine;
   /** The random multipliers of the `batch` engine's checks (default: 64 bits from the CSPRNG). */
   batchScalars?: BatchScalars;
+  /** Told the number of proofs each batch of the `batch` engine checks together. */
+  onBatch?: (proofs: number) => void;
 }
 
 export interface VerifiedNullifier {
@@ -99,7 +101,10 @@ export function selectNullifierProof(
 export async function createTokenVerifier(options: TokenVerifierOptions): Promise<TokenVerifier> {
   const storage = new MemoizedCircuitStorage(new jsSdk.FSCircuitStorage({ dirname: libraryCircuitsDir }));
   const engine = options.engine ?? "batch";
-  const batcher = engine === "batch" ? createGroth16Batcher({ scalars: options.batchScalars }) : undefined;
+  const batcher =
+    engine === "batch"
+      ? createGroth16Batcher({ scalars: options.batchScalars, onFlush: options.onBatch })
+      : undefined;
   const check = batcher?.check ?? singleGroth16Check;
   // The JWZ proving-method registry is per thread: the latest verifier built decides for all in this thread.
   if (engine === "library") {

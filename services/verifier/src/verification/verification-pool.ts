@@ -1,6 +1,8 @@
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
+import type { Meter } from "@humanpass/telemetry";
+import { type Context, context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { RemoteDocumentFetcher } from "./document-loader";
 import { MAX_BATCH, type VerifierEngine } from "./engine";
 import type {
@@ -30,6 +32,8 @@ export interface VerificationPoolOptions {
   onWorkerError?: (error: Error) => void;
   /** Called as each worker becomes able to verify (the first makes the pool ready). */
   onWorkerReady?: (index: number) => void;
+  /** Where the queue-depth and batch-size series go; none without. */
+  meter?: Meter;
 }
 
 export interface VerificationPool extends TokenVerifier {
@@ -49,6 +53,8 @@ interface Job {
   resolve: (outcome: VerificationOutcome) => void;
   reject: (error: Error) => void;
   timer?: NodeJS.Timeout;
+  /** The caller's context (its callback's span): the job's span is its child. */
+  parent: Context;
 }
 
 interface Slot {
@@ -70,6 +76,35 @@ const workerEntry = import.meta.url.endsWith(".ts")
   ? new URL("./verification-worker-entry.mjs", import.meta.url)
   : new URL("./verification-worker.js", import.meta.url);
 const webWorkerNoop = fileURLToPath(new URL("./web-worker-noop.cjs", import.meta.url));
+const tracer = trace.getTracer("@humanpass/verifier");
+
+/**
+ * The span of a job's proof verification, as long as the worker worked on it. Recorded in this thread from the
+ * times the worker reports, under the caller's context carried with the job: a worker thread has no tracer
+ * provider of its own (the SDK and its exporter would be loaded once per worker, and spans could not reach the
+ * process's exporter anyway), so this is how its work appears in the callback's trace.
+ */
+function recordJobSpan(
+  job: Job,
+  worker: number,
+  times: { startedAt: number; endedAt: number },
+  error?: string,
+) {
+  const span = tracer.startSpan(
+    "verify proof",
+    {
+      kind: SpanKind.INTERNAL,
+      startTime: times.startedAt,
+      attributes: { "thread.name": `verification-worker-${worker}` },
+    },
+    job.parent,
+  );
+  if (error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: error });
+  span.end(times.endedAt);
+}
+
+/** Proofs checked together: 1 when alone, up to the engine's batch size under load. */
+const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128];
 
 export function createVerificationPool(options: VerificationPoolOptions): VerificationPool {
   const size = Math.max(1, options.size ?? availableParallelism());
@@ -89,6 +124,17 @@ export function createVerificationPool(options: VerificationPoolOptions): Verifi
   const slots: Slot[] = [];
   let nextJobId = 1;
   let closed = false;
+  const batchSize = options.meter?.createHistogram("humanpass_verifier_verification_batch_size", {
+    description: "Proofs a verification worker checked in one batch",
+    unit: "{proof}",
+    advice: { explicitBucketBoundaries: BATCH_BUCKETS },
+  });
+  options.meter
+    ?.createObservableGauge("humanpass_verifier_worker_queue_depth", {
+      description: "Verification jobs waiting for a worker thread",
+      unit: "{job}",
+    })
+    .addCallback((result) => result.observe(queue.length));
 
   const hostCall = (call: HostCall): Promise<unknown> => {
     if (call.method === "document") {
@@ -185,12 +231,16 @@ export function createVerificationPool(options: VerificationPoolOptions): Verifi
         case "done": {
           const job = finish(slot, message.jobId);
           if (job) {
+            recordJobSpan(job, index, message, message.ok ? undefined : message.message);
             if (message.ok) job.resolve(message.outcome);
             else job.reject(new Error(message.message));
           }
           dispatch();
           return;
         }
+        case "batch":
+          batchSize?.record(message.proofs);
+          return;
       }
     });
     // What a worker throws reaches "error" as thrown, which need not be an Error.
@@ -229,7 +279,15 @@ export function createVerificationPool(options: VerificationPoolOptions): Verifi
       if (queue.length >= maxQueued)
         return Promise.reject(new Error("verifier is overloaded, try again later"));
       return new Promise<VerificationOutcome>((resolve, reject) => {
-        queue.push({ jobId: nextJobId++, token, request, sessionId, resolve, reject });
+        queue.push({
+          jobId: nextJobId++,
+          token,
+          request,
+          sessionId,
+          resolve,
+          reject,
+          parent: context.active(),
+        });
         dispatch();
       });
     },

@@ -59,6 +59,7 @@ const verifierReady: Promise<TokenVerifier> = createTokenVerifier({
   }),
   proofMaxAgeMs: settings.proofMaxAgeMs,
   engine: settings.engine,
+  onBatch: (proofs) => send({ type: "batch", proofs }),
 });
 
 verifierReady.then(
@@ -79,16 +80,19 @@ port.on("message", (message: ToWorker) => {
     return;
   }
   const { jobId, token, request, sessionId } = message;
+  const startedAt = Date.now();
   verifierReady
     .then((verifier) => verifier.verify(token, request, sessionId))
     .then(
-      (outcome) => send({ type: "done", jobId, ok: true, outcome }),
+      (outcome) => send({ type: "done", jobId, ok: true, outcome, startedAt, endedAt: Date.now() }),
       (error: unknown) =>
         send({
           type: "done",
           jobId,
           ok: false,
           message: error instanceof Error ? error.message : String(error),
+          startedAt,
+          endedAt: Date.now(),
         }),
     );
 });

@@ -12,6 +12,12 @@ export interface WorkerSettings {
   niceness?: number;
 }
 
+/** When the worker started and ended a job (ms since the epoch): the main thread records the job's span from them. */
+export interface WorkTimes {
+  startedAt: number;
+  endedAt: number;
+}
+
 export type HostCall =
   | { method: "resolve"; network: string; id: bigint; state: bigint }
   | { method: "rootResolve"; network: string; state: bigint }
@@ -25,6 +31,7 @@ export type ToWorker =
 export type FromWorker =
   | { type: "ready" }
   | { type: "failed"; message: string }
-  | { type: "done"; jobId: number; ok: true; outcome: VerificationOutcome }
-  | { type: "done"; jobId: number; ok: false; message: string }
+  | ({ type: "done"; jobId: number; ok: true; outcome: VerificationOutcome } & WorkTimes)
+  | ({ type: "done"; jobId: number; ok: false; message: string } & WorkTimes)
+  | { type: "batch"; proofs: number }
   | { type: "call"; callId: number; call: HostCall };

@@ -10,7 +10,7 @@ import {
   type Topology,
 } from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
-import type { Logger } from "@humanpass/telemetry";
+import type { Logger, ServiceMetrics } from "@humanpass/telemetry";
 import {
   connectTestNats,
   createTestDatabase,
@@ -91,6 +91,7 @@ export async function startApp(
     corsOrigins?: string[];
     /** Where the app logs; the silent test logger when absent. */
     logger?: Logger;
+    metrics?: ServiceMetrics;
   },
 ): Promise<HttpApp> {
   return buildVerifierApp({
@@ -103,6 +104,7 @@ export async function startApp(
     drawSessionId: options.drawSessionId,
     rateLimit: options.rateLimit ?? false,
     corsOrigins: options.corsOrigins,
+    metrics: options.metrics,
   });
 }
 

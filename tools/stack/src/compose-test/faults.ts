@@ -47,7 +47,10 @@ export type DuringFault = (fault: Fault) => Promise<void>;
 
 export interface Recovery {
   fault: string;
-  /** Seconds from the fault's start until every replica of every service answered /readyz 200; undefined past the timeout. */
+  /**
+   * Seconds from the fault's start until every replica of every service answered /readyz 200, less the time checks
+   * made the fault last beyond its own `holdMs`; undefined past the timeout.
+   */
   seconds: number | undefined;
   /** The services still not ready at the poll before, the ones the recovery waited on last. */
   last: string[];
@@ -62,19 +65,25 @@ export async function underFault(env: FaultEnv, fault: Fault, during: DuringFaul
   const since = Date.now();
   env.log(`fault: ${fault.name}`);
   let failed: unknown;
+  let begun = since;
+  let lifted = since;
   try {
     await fault.begin();
+    begun = Date.now();
     await Promise.all([sleep(fault.holdMs ?? 0), ...during.map((check) => check(fault))]);
   } catch (error) {
     failed = error;
   } finally {
+    lifted = Date.now();
     await fault.end();
   }
-  const recovery = { fault: fault.name, ...(await waitAllReady(env, since)) };
+  // A check waiting for an alert holds the fault longer than it would last by itself: that time is not recovery.
+  const heldLonger = Math.max(0, lifted - begun - (fault.holdMs ?? 0));
+  const recovery = { fault: fault.name, ...(await waitAllReady(env, since + heldLonger)) };
   if (fault.outage) env.outages.push({ name: fault.name, from: since, to: Date.now() + 1_000 });
   const { seconds, last } = recovery;
   env.log(
-    `fault: ${fault.name}: ${seconds === undefined ? "NOT ready in time" : `all ready after ${seconds.toFixed(1)} s`}${last.length > 0 ? ` (waiting on ${last.join(", ")} last)` : ""}`,
+    `fault: ${fault.name}: ${seconds === undefined ? "NOT ready in time" : `all ready after ${seconds.toFixed(1)} s`}${heldLonger > 0 ? ` (not counting ${(heldLonger / 1000).toFixed(1)} s held for checks)` : ""}${last.length > 0 ? ` (waiting on ${last.join(", ")} last)` : ""}`,
   );
   if (failed) throw failed;
   return recovery;

@@ -17,6 +17,8 @@ export interface Harness {
   devnet: Devnet;
   databaseUrl: string;
   jaegerUrl: string;
+  /** The stack's Prometheus (deploy/observability/prometheus.yml), its rules those of the compose test's copy. */
+  prometheusUrl: string;
   /** One connection as the operator, for the figures the checks read (usage, the indexer's cursor, outboxes). */
   pool: ReturnType<typeof createPool>;
   faults: FaultEnv;
@@ -50,6 +52,7 @@ export async function openHarness(): Promise<Harness> {
     }),
     databaseUrl,
     jaegerUrl: `http://127.0.0.1:${env.JAEGER_UI_PORT || 16686}`,
+    prometheusUrl: `http://127.0.0.1:${env.PROMETHEUS_PORT || 9090}`,
     pool: createPool({ connectionString: databaseUrl, schema: "public", max: 1 }),
     faults: {
       replicas: () => replicasOf(project),

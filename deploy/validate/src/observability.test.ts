@@ -1,0 +1,170 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { metricNames, withGrafanaVariables } from "@humanpass/stack";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import {
+  ALERTS_FILE,
+  ALERTS_TEST_FILE,
+  alertRules,
+  dashboardExpressions,
+  documentedSeries,
+  headingAnchors,
+  PROMETHEUS_RULE_FILE,
+  prometheusRule,
+  promtool,
+  rulesWithFor,
+} from "./observability";
+
+const scratch = mkdtempSync(path.join(tmpdir(), "humanpass-observability-"));
+const rules = alertRules();
+const series = documentedSeries();
+
+describe("deploy/observability/alerts.yml", () => {
+  it("passes promtool check rules", () => {
+    const { ok, output } = promtool(["check", "rules", ALERTS_FILE]);
+    expect(output).toMatch(/SUCCESS: \d+ rules found/);
+    expect(ok, output).toBe(true);
+  });
+
+  it("passes its promtool unit tests (deploy/observability/alerts.test.yml)", () => {
+    const { ok, output } = promtool(["test", "rules", ALERTS_TEST_FILE]);
+    expect(ok, output).toBe(true);
+    expect(output).toMatch(/SUCCESS/);
+  });
+
+  it("has a unit test where each alert fires and one where it does not", () => {
+    const tests = (
+      parse(readFileSync(ALERTS_TEST_FILE, "utf8")) as {
+        tests: { alert_rule_test?: { alertname: string; exp_alerts?: unknown[] }[] }[];
+      }
+    ).tests.flatMap((t) => t.alert_rule_test ?? []);
+    const missing = [...new Set(rules.map((r) => r.alert))].flatMap((alert) => {
+      const own = tests.filter((t) => t.alertname === alert);
+      return [
+        ...(own.some((t) => (t.exp_alerts ?? []).length > 0) ? [] : [`${alert}: never expected to fire`]),
+        ...(own.some((t) => (t.exp_alerts ?? []).length === 0) ? [] : [`${alert}: never expected silent`]),
+      ];
+    });
+    expect(missing).toEqual([]);
+  });
+
+  it("promtool's unit tests fail when an alert does not behave as tested", () => {
+    const broken = path.join(scratch, "alerts.yml");
+    writeFileSync(
+      broken,
+      readFileSync(ALERTS_FILE, "utf8").replace(
+        "humanpass_outbox_oldest_pending_age_seconds) > 60",
+        "humanpass_outbox_oldest_pending_age_seconds) > 600",
+      ),
+    );
+    writeFileSync(path.join(scratch, "alerts.test.yml"), readFileSync(ALERTS_TEST_FILE, "utf8"));
+    const { ok, output } = promtool(["test", "rules", "alerts.test.yml"], scratch);
+    expect(ok).toBe(false);
+    expect(output).toMatch(/alertname: HumanpassOutboxStale/);
+  });
+
+  it("gives every alert a severity, a summary and a runbook_url into a section of docs/operations.md", () => {
+    const anchors = headingAnchors();
+    const problems = rules.flatMap((r) => {
+      const url = r.annotations?.runbook_url ?? "";
+      const anchor = url.match(/\/docs\/operations\.md#([\w-]+)$/)?.[1];
+      return [
+        ...(["critical", "warning"].includes(r.labels?.severity ?? "") ? [] : [`${r.alert}: severity`]),
+        ...(r.annotations?.summary ? [] : [`${r.alert}: no summary`]),
+        ...(anchor && anchors.has(anchor) ? [] : [`${r.alert}: runbook_url ${url} has no section`]),
+      ];
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it("selects only series docs/metrics.md lists", () => {
+    const unknown = rules.flatMap((r) =>
+      metricNames(r.expr)
+        .names.filter((n) => !series.has(n))
+        .map((n) => `${r.alert}: ${n}`),
+    );
+    expect(unknown).toEqual([]);
+  });
+
+  it("renders the compose test's copy with short for: and nothing else changed", () => {
+    const copy = path.join(scratch, "short.yml");
+    writeFileSync(copy, rulesWithFor("5s"));
+    expect(promtool(["check", "rules", copy]).ok).toBe(true);
+    const short = alertRules(parse(readFileSync(copy, "utf8")).groups);
+    expect(short.map((r) => r.for ?? "0s").every((d) => d === "5s" || d === "0s")).toBe(true);
+    expect(short.map(({ for: _, ...r }) => r)).toEqual(rules.map(({ for: _, ...r }) => r));
+  });
+});
+
+describe("the prod overlay's PrometheusRule", () => {
+  it("is the one generated from alerts.yml (npm run -s observability -w @humanpass/deploy-validate -- prometheus-rule)", () => {
+    expect(readFileSync(PROMETHEUS_RULE_FILE, "utf8")).toBe(prometheusRule());
+  });
+
+  it("holds every rule of alerts.yml", () => {
+    const manifest = parse(readFileSync(PROMETHEUS_RULE_FILE, "utf8"));
+    expect(alertRules(manifest.spec.groups)).toEqual(rules);
+  });
+});
+
+describe("deploy/observability/dashboard.json", () => {
+  const expressions = dashboardExpressions();
+
+  it("has an overview and a row per service", () => {
+    const dashboard = JSON.parse(
+      readFileSync(path.join(path.dirname(ALERTS_FILE), "dashboard.json"), "utf8"),
+    );
+    const rows = dashboard.panels
+      .filter((p: { type: string }) => p.type === "row")
+      .map((p: { title: string }) => p.title);
+    expect(rows).toEqual([
+      "Overview",
+      "verifier",
+      "attestations-api",
+      "agent-auth",
+      "payment-gateway",
+      "chain-indexer",
+    ]);
+    expect(expressions.length).toBeGreaterThan(40);
+  });
+
+  it("has expressions promtool parses (as recording rules)", () => {
+    const file = path.join(scratch, "dashboard-rules.yml");
+    const recording = expressions.map((e, i) => ({
+      record: `dashboard:expr_${i}`,
+      expr: withGrafanaVariables(e.expr),
+    }));
+    writeFileSync(file, JSON.stringify({ groups: [{ name: "dashboard", rules: recording }] }));
+    const { ok, output } = promtool(["check", "rules", file]);
+    expect(ok, output).toBe(true);
+    expect(output).toContain(`SUCCESS: ${expressions.length} rules found`);
+  });
+
+  it("selects only series docs/metrics.md lists", () => {
+    const unknown = expressions.flatMap((e) => {
+      const { names, errors } = metricNames(withGrafanaVariables(e.expr));
+      return [
+        ...names.filter((n) => !series.has(n)).map((n) => `${e.panel}: ${n}`),
+        ...errors.map((at) => `${e.panel}: syntax error at ${at}`),
+      ];
+    });
+    expect(unknown).toEqual([]);
+  });
+
+  it("a panel with a series nobody exports, or a broken expression, is reported", () => {
+    expect(metricNames('sum(rate(humanpass_nobody_total{a="b"}[1m])) / up').names).toEqual([
+      "humanpass_nobody_total",
+      "up",
+    ]);
+    expect(series.has("humanpass_nobody_total")).toBe(false);
+    expect(metricNames("sum(rate(x[1m])").errors.length).toBeGreaterThan(0);
+    const file = path.join(scratch, "bad.yml");
+    writeFileSync(
+      file,
+      JSON.stringify({ groups: [{ name: "d", rules: [{ record: "r", expr: "rate(x[1m]" }] }] }),
+    );
+    expect(promtool(["check", "rules", file]).ok).toBe(false);
+  });
+});
