@@ -3,8 +3,11 @@ import { FormatRegistry, type Static, type TObject, type TSchema, Type } from "@
 import { Value } from "@sinclair/typebox/value";
 
 export class ConfigError extends Error {
-  constructor(readonly problems: { variable: string; message: string }[]) {
+  readonly problems: { variable: string; message: string }[];
+
+  constructor(problems: { variable: string; message: string }[]) {
     super(`invalid configuration:\n${problems.map((p) => `  ${p.variable}: ${p.message}`).join("\n")}`);
+    this.problems = problems;
     this.name = "ConfigError";
   }
 }

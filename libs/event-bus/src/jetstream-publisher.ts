@@ -33,11 +33,13 @@ export class JetStreamBatchPublisher {
   private batches = 0;
   private closed = false;
 
+  private readonly nc: NatsConnection;
+  private readonly timeoutMs: number;
+
   /** `timeoutMs`: how long a batch may go without a PubAck before it fails. */
-  constructor(
-    private readonly nc: NatsConnection,
-    private readonly timeoutMs: number,
-  ) {
+  constructor(nc: NatsConnection, timeoutMs: number) {
+    this.nc = nc;
+    this.timeoutMs = timeoutMs;
     this.subscription = nc.subscribe(`${this.inbox}.>`, {
       callback: (error, msg) => this.onReply(error, msg),
     });

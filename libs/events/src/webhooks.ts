@@ -19,11 +19,11 @@ export type WebhookVerificationCode =
 
 export class WebhookVerificationError extends Error {
   override name = "WebhookVerificationError";
-  constructor(
-    readonly code: WebhookVerificationCode,
-    message: string,
-  ) {
+  readonly code: WebhookVerificationCode;
+
+  constructor(code: WebhookVerificationCode, message: string) {
     super(message);
+    this.code = code;
   }
 }
 

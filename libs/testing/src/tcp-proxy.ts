@@ -10,10 +10,13 @@ export class TcpProxy {
   private accepting = true;
   port = 0;
 
-  constructor(
-    private targetHost: string,
-    private targetPort: number,
-  ) {}
+  private targetHost: string;
+  private targetPort: number;
+
+  constructor(targetHost: string, targetPort: number) {
+    this.targetHost = targetHost;
+    this.targetPort = targetPort;
+  }
 
   static forUrl(url: string): TcpProxy {
     const u = new URL(url);

@@ -3,11 +3,14 @@ import type { FastifyRequest } from "fastify";
 
 /** x402's view of a Fastify request. */
 export class FastifyHTTPAdapter implements HTTPAdapter {
+  readonly request: FastifyRequest;
+  private readonly publicUrl: string;
+
   /** `publicUrl`: the origin (and path prefix, if any) clients reach this server at. */
-  constructor(
-    readonly request: FastifyRequest,
-    private readonly publicUrl: string,
-  ) {}
+  constructor(request: FastifyRequest, publicUrl: string) {
+    this.request = request;
+    this.publicUrl = publicUrl;
+  }
 
   getHeader(name: string): string | undefined {
     const value = this.request.headers[name.toLowerCase()];

@@ -7,11 +7,15 @@ export class ProgressReporter {
   private windowRecords = 0;
   private catchingUp = false;
 
-  constructor(
-    private readonly logger: Logger,
-    private readonly intervalMs: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+  private readonly logger: Logger;
+  private readonly intervalMs: number;
+  private readonly now: () => number;
+
+  constructor(logger: Logger, intervalMs: number, now: () => number = Date.now) {
+    this.logger = logger;
+    this.intervalMs = intervalMs;
+    this.now = now;
+  }
 
   /** After each committed range [from, block]; `target` is the newest confirmed block. */
   committed(from: bigint, block: bigint, target: bigint, records: number): void {

@@ -34,7 +34,11 @@ export const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
 /** Every CHAIN event a subscriber receives, in stream order, each checked against the catalog schema. */
 export class EventCollector {
   readonly events: CloudEvent<any>[] = [];
-  private constructor(private readonly stop: () => Promise<void>) {}
+  private readonly stop: () => Promise<void>;
+
+  private constructor(stop: () => Promise<void>) {
+    this.stop = stop;
+  }
 
   static async start(nats: NatsConnection, topology: Topology): Promise<EventCollector> {
     const consumer = await jetstream(nats).consumers.get(streamName(topology, "CHAIN"));

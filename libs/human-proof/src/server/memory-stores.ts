@@ -33,7 +33,11 @@ export class InMemoryHumanUsageStorage implements HumanUsageStorage {
 export class InMemoryNonceStore implements NonceStore {
   private readonly used = new Map<string, number>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  private readonly now: () => number;
+
+  constructor(now: () => number = Date.now) {
+    this.now = now;
+  }
 
   async consume(nonce: string, expiresAt: Date): Promise<boolean> {
     const now = this.now();

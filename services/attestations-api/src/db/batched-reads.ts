@@ -27,7 +27,11 @@ export class BatchedReads {
   private pending = new Map<string, { statement: Statement; queue: Pending[] }>();
   private scheduled = false;
 
-  constructor(private readonly pool: Queryable) {}
+  private readonly pool: Queryable;
+
+  constructor(pool: Queryable) {
+    this.pool = pool;
+  }
 
   /** The rows `statement` returns for one request's `args`. */
   read<R extends BatchedRow>(statement: Statement, args: unknown[]): Promise<R[]> {

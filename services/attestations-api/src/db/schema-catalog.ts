@@ -29,7 +29,11 @@ export class SchemaCatalog {
   private current: Snapshot = { version: -1n, schemas: new Map() };
   private loading: Promise<Snapshot> | undefined;
 
-  constructor(private readonly pool: Queryable) {}
+  private readonly pool: Queryable;
+
+  constructor(pool: Queryable) {
+    this.pool = pool;
+  }
 
   /** The schemas as of `version` or later. */
   async at(version: string): Promise<Map<string, SchemaInfo>> {

@@ -18,11 +18,10 @@ export interface PaymentReservations {
 export class PostgresPaymentReservations implements PaymentReservations {
   private readonly purgeExpired: () => void;
 
-  constructor(
-    private readonly db: Kysely<Database>,
-    logger: Logger,
-    purgeIntervalMs = 60_000,
-  ) {
+  private readonly db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>, logger: Logger, purgeIntervalMs = 60_000) {
+    this.db = db;
     this.purgeExpired = throttledPurge(
       (now) => db.deleteFrom("payment_reservations").where("expires_at", "<", now).execute(),
       "expired payment reservations",

@@ -44,12 +44,14 @@ export class PostgresProofAdmissions implements ProofAdmissions {
   // A proof past its expiry is refused for age before its nonce is looked at, so its row can go.
   private readonly purgeExpired: () => void;
 
-  constructor(
-    private readonly pool: Pick<Pool, "query">,
-    private readonly topology: Topology,
-    private readonly logger: Logger,
-    purgeIntervalMs = 60_000,
-  ) {
+  private readonly pool: Pick<Pool, "query">;
+  private readonly topology: Topology;
+  private readonly logger: Logger;
+
+  constructor(pool: Pick<Pool, "query">, topology: Topology, logger: Logger, purgeIntervalMs = 60_000) {
+    this.pool = pool;
+    this.topology = topology;
+    this.logger = logger;
     this.purgeExpired = throttledPurge(
       (now) => pool.query("delete from used_proof_nonces where expires_at < $1", [now]),
       "expired proof nonces",

@@ -7,7 +7,11 @@ import type { Database } from "./types";
  * requests of one human on any number of instances can never take more than `maxUse`.
  */
 export class PostgresHumanUsageStorage implements HumanUsageStorage {
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.db = db;
+  }
 
   async incrementIfBelow(humanId: string, maxUse: number, scope: string): Promise<number | null> {
     // The insert arm is guarded too, so a cap below 1 never creates a first use.

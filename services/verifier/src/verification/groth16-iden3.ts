@@ -35,7 +35,11 @@ export function preparedKey(verificationKey: Uint8Array): PreparedVerificationKe
 export class MemoizedCircuitStorage {
   private readonly loaded = new Map<string, Promise<CircuitData>>();
 
-  constructor(private readonly inner: ICircuitStorage) {}
+  private readonly inner: ICircuitStorage;
+
+  constructor(inner: ICircuitStorage) {
+    this.inner = inner;
+  }
 
   loadCircuitData(circuitId: Parameters<ICircuitStorage["loadCircuitData"]>[0]): Promise<CircuitData> {
     let data = this.loaded.get(circuitId);
@@ -58,10 +62,13 @@ export const singleGroth16Check: Groth16Check = async (key, proof, publicSignals
 
 /** The `prover` of the Verifier suite: verifies query proofs with the mcl Groth16 verifier. */
 export class MclGroth16Prover {
-  constructor(
-    private readonly storage: Pick<ICircuitStorage, "loadCircuitData">,
-    private readonly check: Groth16Check,
-  ) {}
+  private readonly storage: Pick<ICircuitStorage, "loadCircuitData">;
+  private readonly check: Groth16Check;
+
+  constructor(storage: Pick<ICircuitStorage, "loadCircuitData">, check: Groth16Check) {
+    this.storage = storage;
+    this.check = check;
+  }
 
   /** Like the library's NativeProver: any malformed input is an invalid proof. */
   async verify(zkp: ZKProof, circuitId: string): Promise<boolean> {
@@ -83,10 +90,13 @@ export class MclGroth16Prover {
 
 /** JWZ proving method for the auth circuits (authV2, authV3, authV3-8-32): same checks, mcl pairing. */
 class MclAuthProvingMethod {
-  constructor(
-    private readonly library: ProvingMethod,
-    private readonly check: Groth16Check,
-  ) {}
+  private readonly library: ProvingMethod;
+  private readonly check: Groth16Check;
+
+  constructor(library: ProvingMethod, check: Groth16Check) {
+    this.library = library;
+    this.check = check;
+  }
 
   get methodAlg() {
     return this.library.methodAlg;

@@ -4,7 +4,11 @@ import { jsCrypto } from "./iden3-modules";
 export class LruCache<K, V> {
   private readonly entries = new Map<K, V>();
 
-  constructor(private readonly capacity: number) {}
+  private readonly capacity: number;
+
+  constructor(capacity: number) {
+    this.capacity = capacity;
+  }
 
   get(key: K): V | undefined {
     const value = this.entries.get(key);
