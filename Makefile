@@ -75,7 +75,7 @@ test-compose: build
 
 # Against the stack of make compose-up: the same flows with 1, then 2 replicas of every service.
 bench-compose: deps
-	@source scripts/compose/env.sh && node --conditions=@humanpass/source --import tsx tools/stack/src/compose-test/bench.ts
+	@source scripts/compose/env.sh && node --conditions=@humanpass/source tools/stack/src/compose-test/bench.ts
 
 migrate: infra build
 	DATABASE_URL=$${HUMANPASS_DATABASE_URL:-$${DATABASE_URL%/*}/humanpass} node deploy/migrate/run.mjs
@@ -84,10 +84,10 @@ reindex: infra build
 	npm run -w @humanpass/attestations-api reindex
 
 bench: perf-check build
-	node --conditions=@humanpass/source --import tsx bench/run.ts
+	node --conditions=@humanpass/source bench/run.ts
 
 perf-check: infra build
-	node --conditions=@humanpass/source --import tsx bench/attestations-api/plans.ts
+	node --conditions=@humanpass/source bench/attestations-api/plans.ts
 
 clean:
 	rm -rf .run node_modules */*/dist */*/*.tsbuildinfo

@@ -16,7 +16,7 @@ for (const name of names) {
   process.stdout.write(`\n=== bench/${name} ===\n`);
   const r = spawnSync(
     process.execPath,
-    ["--conditions=@humanpass/source", "--import", "tsx", path.join(here, name, "index.ts")],
+    ["--conditions=@humanpass/source", path.join(here, name, "index.ts")],
     {
       stdio: "inherit",
     },

@@ -230,7 +230,7 @@ export async function bundleService(service) {
     platform: "node",
     format: "esm",
     target: NODE_TARGET,
-    // The workspace packages from their sources, as the tests and tsx see them.
+    // The workspace packages from their sources, as the tests and `node --conditions=@humanpass/source` see them.
     conditions: ["@humanpass/source"],
     sourcemap: "linked",
     sourcesContent: false,

@@ -125,8 +125,6 @@ function startService(name: string, env: Record<string, string>): ChildProcess {
     [
       ...profileArgs,
       "--conditions=@humanpass/source",
-      "--import",
-      "tsx",
       fileURLToPath(import.meta.resolve(`@humanpass/${name}/main`)),
     ],
     {

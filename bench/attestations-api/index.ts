@@ -122,14 +122,7 @@ function startServer(mode: "api" | "bare"): Promise<{ child: ChildProcess; port:
   // Both servers run with the image's flags.
   const child = spawn(
     process.execPath,
-    [
-      ...IMAGE_NODE_OPTIONS,
-      "--conditions=@humanpass/source",
-      "--import",
-      "tsx",
-      path.join(HERE, "server.ts"),
-      mode,
-    ],
+    [...IMAGE_NODE_OPTIONS, "--conditions=@humanpass/source", path.join(HERE, "server.ts"), mode],
     {
       env: { ...process.env, DATABASE_URL: databaseUrl },
       stdio: ["ignore", "pipe", "inherit"],

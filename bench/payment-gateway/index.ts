@@ -69,8 +69,6 @@ async function startService(
     [
       ...nodeArgs,
       "--conditions=@humanpass/source",
-      "--import",
-      "tsx",
       fileURLToPath(import.meta.resolve(`@humanpass/${service}/main`)),
     ],
     {

@@ -66,7 +66,7 @@ function processCpuSeconds(pid: number): number {
 }
 
 async function startServer(engine: VerifierEngine): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ["--conditions=@humanpass/source", "--import", "tsx", serverScript], {
+  const child = spawn(process.execPath, ["--conditions=@humanpass/source", serverScript], {
     env: { ...process.env, DATABASE_URL: dbUrl.toString(), VERIFIER_ENGINE: engine },
     stdio: ["ignore", "pipe", "inherit"],
   });

@@ -19,5 +19,5 @@ if [ "${COMPOSE_NO_BUILD:-0}" != 1 ]; then
 fi
 built=$(date +%s)
 compose up -d --no-build "${scale[@]}"
-node --conditions=@humanpass/source --import tsx tools/stack/src/compose-stack.ts
+node --conditions=@humanpass/source tools/stack/src/compose-stack.ts
 echo "compose: images built in $((built - start)) s, stack ready $(( $(date +%s) - built )) s after that"

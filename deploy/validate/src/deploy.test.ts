@@ -84,13 +84,7 @@ describe("npm run validate:deploy", () => {
   it("fails a deliberately broken copy, naming each problem, with exit code 1", async () => {
     const result = await run(
       process.execPath,
-      [
-        "--conditions=@humanpass/source",
-        "--import",
-        "tsx",
-        path.join(REPO_ROOT, "deploy/validate/src/main.ts"),
-        broken,
-      ],
+      ["--conditions=@humanpass/source", path.join(REPO_ROOT, "deploy/validate/src/main.ts"), broken],
       {
         cwd: REPO_ROOT,
       },

@@ -49,8 +49,6 @@ function startWorker(durable: string): Promise<ChildProcess> {
     process.execPath,
     [
       "--conditions=@humanpass/source",
-      "--import",
-      "tsx",
       path.join(here, "consumer-worker.ts"),
       database.url,
       testNatsUrl(),

@@ -7,12 +7,7 @@ describe("agent-auth start-up", () => {
   it("refuses a bad setting before connecting to anything, naming the variable (exit 78)", async () => {
     const child = spawn(
       process.execPath,
-      [
-        "--conditions=@humanpass/source",
-        "--import",
-        "tsx",
-        path.join(REPO_ROOT, "services/agent-auth/src/main.ts"),
-      ],
+      ["--conditions=@humanpass/source", path.join(REPO_ROOT, "services/agent-auth/src/main.ts")],
       {
         cwd: REPO_ROOT,
         env: {

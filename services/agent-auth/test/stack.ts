@@ -295,12 +295,7 @@ export async function startServiceProcess(
   const port = env.PORT ?? String(await freePort());
   const child: ChildProcess = spawn(
     process.execPath,
-    [
-      "--conditions=@humanpass/source",
-      "--import",
-      "tsx",
-      path.join(REPO_ROOT, `services/${name}/src/main.ts`),
-    ],
+    ["--conditions=@humanpass/source", path.join(REPO_ROOT, `services/${name}/src/main.ts`)],
     {
       cwd: REPO_ROOT,
       env: {

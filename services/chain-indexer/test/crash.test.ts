@@ -22,8 +22,8 @@ const children: ChildProcess[] = [];
 
 function startIndexerProcess(port: number): ChildProcess {
   const { devnet, database, topology } = stack;
-  // One process (node with the tsx loader), so SIGKILL kills the indexer itself and not a wrapper.
-  const child = spawn(process.execPath, ["--conditions=@humanpass/source", "--import", "tsx", MAIN], {
+  // One process (node running the TypeScript source), so SIGKILL kills the indexer itself and not a wrapper.
+  const child = spawn(process.execPath, ["--conditions=@humanpass/source", MAIN], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,

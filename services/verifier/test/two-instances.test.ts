@@ -12,14 +12,10 @@ const children: ChildProcess[] = [];
 const baseUrls: string[] = [];
 
 async function startInstance(): Promise<string> {
-  const child = spawn(
-    process.execPath,
-    ["--conditions=@humanpass/source", "--import", "tsx", processScript],
-    {
-      env: { ...process.env, DATABASE_URL: backend.database.url, EVENTS_PREFIX: backend.topology.prefix },
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
+  const child = spawn(process.execPath, ["--conditions=@humanpass/source", processScript], {
+    env: { ...process.env, DATABASE_URL: backend.database.url, EVENTS_PREFIX: backend.topology.prefix },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   children.push(child);
   let output = "";
   child.stdout?.setEncoding("utf8");

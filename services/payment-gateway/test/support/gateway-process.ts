@@ -13,12 +13,7 @@ export interface GatewayProcess {
 export function runMain(env: Record<string, string>): ChildProcess {
   return spawn(
     process.execPath,
-    [
-      "--conditions=@humanpass/source",
-      "--import",
-      "tsx",
-      path.join(REPO_ROOT, "services/payment-gateway/src/main.ts"),
-    ],
+    ["--conditions=@humanpass/source", path.join(REPO_ROOT, "services/payment-gateway/src/main.ts")],
     {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOG_LEVEL: "warn", ...env },

@@ -71,9 +71,10 @@ interface Slot {
  * computes are the next batch, and a job that finds it idle starts at once.
  */
 const jobsPerWorker = (engine: VerifierEngine) => (engine === "batch" ? MAX_BATCH : 2);
-// Compiled (dist/*.js), the worker is plain JavaScript; from the TypeScript sources it needs tsx registered first.
+// The worker module beside this one: its TypeScript source (run by Node's type stripping, in dev and tests) or its
+// compiled JavaScript (dist/, the bundle).
 const workerEntry = import.meta.url.endsWith(".ts")
-  ? new URL("./verification-worker-entry.mjs", import.meta.url)
+  ? new URL("./verification-worker.ts", import.meta.url)
   : new URL("./verification-worker.js", import.meta.url);
 const webWorkerNoop = fileURLToPath(new URL("./web-worker-noop.cjs", import.meta.url));
 const tracer = trace.getTracer("@humanpass/verifier");
