@@ -72,8 +72,6 @@ async function startService(
     [
       ...nodeArgs,
       "--conditions=@humanpass/source",
-      "--import",
-      "tsx",
       fileURLToPath(import.meta.resolve(`@humanpass/${service}/main`)),
     ],
     {

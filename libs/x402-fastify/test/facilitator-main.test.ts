@@ -11,7 +11,7 @@ import { HTTPFacilitatorClient } from "@x402/core/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const MAIN = new URL("../src/facilitator-main.ts", import.meta.url).pathname;
-const NODE_ARGS = ["--conditions=@humanpass/source", "--import", "tsx", MAIN];
+const NODE_ARGS = ["--conditions=@humanpass/source", MAIN];
 
 let devnet: Devnet;
 let child: ChildProcess;
