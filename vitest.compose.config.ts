@@ -1,5 +1,5 @@
 import { defineConfig } from "vitest/config";
-import { CONDITIONS } from "./vitest.config";
+import { CONDITIONS } from "./vitest.config.ts";
 
 /**
  * make test-compose (scripts/compose/test.sh): the fault suite against the stack in containers the script brought

@@ -29,7 +29,7 @@ import {
   latestStateResolvers,
   stable,
 } from "@humanpass/verifier/testing";
-import { profileByPackage } from "./profile";
+import { profileByPackage } from "./profile.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);

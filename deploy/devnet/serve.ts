@@ -9,7 +9,7 @@
 import { writeFileSync } from "node:fs";
 import net from "node:net";
 import { seedDemo, seedToJson, startDevnet } from "@humanpass/devnet";
-import { composeDevnetEnv } from "./compose-env";
+import { composeDevnetEnv } from "./compose-env.ts";
 
 const port = Number(process.env.DEVNET_PORT ?? 8545);
 const blockIntervalSeconds = Number(process.env.DEVNET_BLOCK_INTERVAL_SECONDS ?? 2);

@@ -4,9 +4,9 @@ import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { buildAsyncApi, renderAsyncApi, withEventTables } from "./asyncapi";
-import { parseAsyncApi } from "./asyncapi-validate";
-import { repoPath } from "./paths";
+import { buildAsyncApi, renderAsyncApi, withEventTables } from "./asyncapi.ts";
+import { parseAsyncApi } from "./asyncapi-validate.ts";
+import { repoPath } from "./paths.ts";
 
 const committed = readFileSync(repoPath("docs/asyncapi.yaml"), "utf8");
 

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { composeCommand, composeConfig } from "./compose-cli";
-import { repoPath } from "./paths";
+import { composeCommand, composeConfig } from "./compose-cli.ts";
+import { repoPath } from "./paths.ts";
 
 const dir = mkdtempSync(path.join(tmpdir(), "humanpass-compose-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { parse } from "yaml";
-import type { Problem } from "./problems";
+import type { Problem } from "./problems.ts";
 
 export interface ComposeConfig {
   /** The compose command that read the file, e.g. `docker compose` or `docker-compose`; undefined when none exists. */

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { validateCompose } from "./compose";
-import { repoPath } from "./paths";
+import { validateCompose } from "./compose.ts";
+import { repoPath } from "./paths.ts";
 
 const minimal = (services: string, volumes = "") => `services:\n${services}\n${volumes}`;
 

@@ -3,7 +3,7 @@ import type { ValidateFunction } from "ajv";
 import { Ajv2019 } from "ajv/dist/2019.js";
 import addFormats from "ajv-formats";
 import { parse } from "yaml";
-import type { Problem } from "./problems";
+import type { Problem } from "./problems.ts";
 
 const require = createRequire(import.meta.url);
 

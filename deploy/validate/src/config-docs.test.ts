@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { renderConfigTables, withConfigTables } from "./config-docs";
-import { repoPath } from "./paths";
+import { renderConfigTables, withConfigTables } from "./config-docs.ts";
+import { repoPath } from "./paths.ts";
 
 describe("docs/operations.md", () => {
   it("lists every service's configuration as its config schema defines it (regenerate: npm run docs -w @humanpass/deploy-validate)", async () => {

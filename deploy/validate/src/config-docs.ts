@@ -1,8 +1,8 @@
 import { hostname } from "node:os";
 import { CommonEnv } from "@humanpass/config";
 import type { TObject, TSchema } from "@sinclair/typebox";
-import { REPO_ROOT } from "./paths";
-import { serviceConfigs } from "./service-config";
+import { REPO_ROOT } from "./paths.ts";
+import { serviceConfigs } from "./service-config.ts";
 
 /** Set by libs/service for every service on top of CommonEnv (kept here because libs/service does not export them). */
 const SERVICE_RUNTIME_ENV: [string, string, string][] = [

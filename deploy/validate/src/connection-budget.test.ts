@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { connectionBudgetProblems } from "./connection-budget";
-import { parseManifests, renderKustomization } from "./kustomize";
-import { repoPath } from "./paths";
+import { connectionBudgetProblems } from "./connection-budget.ts";
+import { parseManifests, renderKustomization } from "./kustomize.ts";
+import { repoPath } from "./paths.ts";
 
 type Obj = Record<string, any>;
 

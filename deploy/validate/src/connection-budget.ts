@@ -5,7 +5,7 @@
  * what Postgres and the operator keep for themselves within `max_connections`. A Deployment an HPA scales sets no
  * `replicas` of its own: each apply would reset the count the HPA chose.
  */
-import type { Problem } from "./problems";
+import type { Problem } from "./problems.ts";
 
 type Obj = Record<string, any>;
 

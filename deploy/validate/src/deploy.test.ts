@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { validateDeploy } from "./deploy";
-import { REPO_ROOT, repoPath } from "./paths";
+import { validateDeploy } from "./deploy.ts";
+import { REPO_ROOT, repoPath } from "./paths.ts";
 
 const run = promisify(execFile);
 

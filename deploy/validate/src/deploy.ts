@@ -1,16 +1,16 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { validateCompose } from "./compose";
-import { composeConfig } from "./compose-cli";
-import { connectionBudgetProblems } from "./connection-budget";
-import { checkComposeEnv, checkManifestEnv } from "./envcheck";
-import { imageProblems } from "./images";
-import { validateManifests } from "./k8s";
-import { parseManifests, renderKustomization } from "./kustomize";
-import { validateOtelConfig } from "./otel";
-import { policyProblems } from "./policy";
-import type { Problem } from "./problems";
-import { serviceConfigs } from "./service-config";
+import { validateCompose } from "./compose.ts";
+import { composeConfig } from "./compose-cli.ts";
+import { connectionBudgetProblems } from "./connection-budget.ts";
+import { checkComposeEnv, checkManifestEnv } from "./envcheck.ts";
+import { imageProblems } from "./images.ts";
+import { validateManifests } from "./k8s.ts";
+import { parseManifests, renderKustomization } from "./kustomize.ts";
+import { validateOtelConfig } from "./otel.ts";
+import { policyProblems } from "./policy.ts";
+import type { Problem } from "./problems.ts";
+import { serviceConfigs } from "./service-config.ts";
 
 export interface DeployValidation {
   checked: string[];

@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 import { type DemoSeed, type Devnet, seedDemo, startDevnet } from "@humanpass/devnet";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { composeDevnetEnv } from "../../devnet/compose-env";
-import { repoPath } from "./paths";
+import { composeDevnetEnv } from "../../devnet/compose-env.ts";
+import { repoPath } from "./paths.ts";
 
 describe("docker-compose.yml and the devnet", () => {
   let devnet: Devnet;

@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { composeConfig } from "./compose-cli";
-import { checkComposeEnv, checkManifestEnv } from "./envcheck";
-import { parseManifests, renderKustomization } from "./kustomize";
-import { repoPath } from "./paths";
-import type { Problem } from "./problems";
-import { type ServiceConfig, serviceConfigs } from "./service-config";
+import { composeConfig } from "./compose-cli.ts";
+import { checkComposeEnv, checkManifestEnv } from "./envcheck.ts";
+import { parseManifests, renderKustomization } from "./kustomize.ts";
+import { repoPath } from "./paths.ts";
+import type { Problem } from "./problems.ts";
+import { type ServiceConfig, serviceConfigs } from "./service-config.ts";
 
 type Obj = Record<string, any>;
 

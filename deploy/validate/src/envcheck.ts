@@ -1,5 +1,5 @@
-import type { Problem } from "./problems";
-import { checkServiceEnv, type ServiceConfig } from "./service-config";
+import type { Problem } from "./problems.ts";
+import { checkServiceEnv, type ServiceConfig } from "./service-config.ts";
 
 type Obj = Record<string, any>;
 

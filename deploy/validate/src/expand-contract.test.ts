@@ -8,8 +8,8 @@ import { migrations as paymentGateway } from "@humanpass/payment-gateway";
 import { migrations as verifier } from "@humanpass/verifier";
 import { migrations as webhooks } from "@humanpass/webhooks";
 import { describe, expect, it } from "vitest";
-import { expandContractProblems, type ServiceMigrations } from "./expand-contract";
-import { REPO_ROOT } from "./paths";
+import { expandContractProblems, type ServiceMigrations } from "./expand-contract.ts";
+import { REPO_ROOT } from "./paths.ts";
 
 // Released with the code change that stopped using the inbox, before this check existed.
 const SHIPPED_BEFORE_THE_RULE = new Set(["agent-auth/0003_drop_inbox", "payment-gateway/0004_drop_inbox"]);

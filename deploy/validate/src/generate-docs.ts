@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
-import { renderAsyncApi, withEventTables } from "./asyncapi";
-import { withConfigTables } from "./config-docs";
-import { repoPath } from "./paths";
+import { renderAsyncApi, withEventTables } from "./asyncapi.ts";
+import { withConfigTables } from "./config-docs.ts";
+import { repoPath } from "./paths.ts";
 
 /**
  * Writes the generated parts of the docs: docs/asyncapi.yaml and the tables of docs/events.md from the event

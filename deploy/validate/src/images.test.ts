@@ -2,8 +2,8 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { imageProblems } from "./images";
-import { REPO_ROOT, repoPath } from "./paths";
+import { imageProblems } from "./images.ts";
+import { REPO_ROOT, repoPath } from "./paths.ts";
 
 describe("service images", () => {
   const copies: string[] = [];

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import type { Problem } from "./problems";
+import type { Problem } from "./problems.ts";
 
 const DOCKERFILE = "Dockerfile";
 const DEVNET_DOCKERFILE = "deploy/devnet/Dockerfile";

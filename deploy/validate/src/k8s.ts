@@ -1,5 +1,5 @@
-import type { Problem } from "./problems";
-import { strictProblems } from "./strict";
+import type { Problem } from "./problems.ts";
+import { strictProblems } from "./strict.ts";
 
 interface Manifest {
   apiVersion?: unknown;

@@ -1,6 +1,6 @@
-import { validateDeploy } from "./deploy";
-import { REPO_ROOT } from "./paths";
-import { formatProblems } from "./problems";
+import { validateDeploy } from "./deploy.ts";
+import { REPO_ROOT } from "./paths.ts";
+import { formatProblems } from "./problems.ts";
 
 /** `npm run validate:deploy`: offline checks of docker-compose.yml and the Kubernetes overlays; exit 1 on a problem. */
 const root = process.argv[2] ?? REPO_ROOT;

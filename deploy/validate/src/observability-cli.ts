@@ -1,6 +1,6 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { PROMETHEUS_RULE_FILE, prometheusRule, rulesWithFor } from "./observability";
+import { PROMETHEUS_RULE_FILE, prometheusRule, rulesWithFor } from "./observability.ts";
 
 /**
  * `npm run -s observability -w @humanpass/deploy-validate -- prometheus-rule`: writes the prod overlay's

@@ -15,7 +15,7 @@ import {
   prometheusRule,
   promtool,
   rulesWithFor,
-} from "./observability";
+} from "./observability.ts";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "humanpass-observability-"));
 const rules = alertRules();

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dashboardExpressions as expressionsOf } from "@humanpass/stack";
 import { parse, stringify } from "yaml";
-import { repoPath } from "./paths";
+import { repoPath } from "./paths.ts";
 
 /** deploy/observability: the alert rules, their unit tests, the Grafana dashboard, the compose Prometheus' config. */
 export const ALERTS_FILE = repoPath("deploy/observability/alerts.yml");

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { validateOtelConfig } from "./otel";
-import { repoPath } from "./paths";
+import { validateOtelConfig } from "./otel.ts";
+import { repoPath } from "./paths.ts";
 
 describe("validateOtelConfig", () => {
   it("accepts the committed collector config", () => {

@@ -1,5 +1,5 @@
 import { parse } from "yaml";
-import type { Problem } from "./problems";
+import type { Problem } from "./problems.ts";
 
 const KINDS = ["receivers", "processors", "exporters", "connectors"] as const;
 

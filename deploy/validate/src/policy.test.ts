@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseManifests, renderKustomization } from "./kustomize";
-import { repoPath } from "./paths";
-import { policyProblems } from "./policy";
+import { parseManifests, renderKustomization } from "./kustomize.ts";
+import { repoPath } from "./paths.ts";
+import { policyProblems } from "./policy.ts";
 
 type Obj = Record<string, any>;
 

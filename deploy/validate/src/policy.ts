@@ -1,4 +1,4 @@
-import type { Problem } from "./problems";
+import type { Problem } from "./problems.ts";
 
 type Obj = Record<string, any>;
 

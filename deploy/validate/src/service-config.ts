@@ -7,7 +7,7 @@ import { checkSettings as checkPaymentGatewaySettings, PaymentGatewayEnv } from 
 import { VerifierEnv } from "@humanpass/verifier";
 import { WebhooksEnv } from "@humanpass/webhooks";
 import { type TObject, Type } from "@sinclair/typebox";
-import { repoPath } from "./paths";
+import { repoPath } from "./paths.ts";
 
 export interface ServiceConfig {
   service: string;

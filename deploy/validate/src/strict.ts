@@ -1,6 +1,6 @@
 import path from "node:path";
 import ts from "typescript";
-import type { Problem } from "./problems";
+import type { Problem } from "./problems.ts";
 
 /**
  * Strict mode, like kubeconform's: a field the Kubernetes API does not define is an error, not silently dropped

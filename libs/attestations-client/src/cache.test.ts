@@ -1,7 +1,7 @@
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
 import { describe, expect, it } from "vitest";
-import { HumanCache, type HumanCacheOptions } from "./cache";
-import type { HumanResolution } from "./lookup";
+import { HumanCache, type HumanCacheOptions } from "./cache.ts";
+import type { HumanResolution } from "./lookup.ts";
 
 const AGENT = "0x1111111111111111111111111111111111111111";
 const OTHER = "0x2222222222222222222222222222222222222222";

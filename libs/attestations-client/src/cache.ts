@@ -1,6 +1,6 @@
 import { addressFromDid, addressFromIden3Id } from "@humanpass/identity";
 import { LRUCache } from "lru-cache";
-import type { HumanResolution } from "./lookup";
+import type { HumanResolution } from "./lookup.ts";
 
 export interface HumanCacheOptions {
   /** How long a found human is reused; 0 turns caching off. */

@@ -1,8 +1,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createAttestationsClient } from "./client";
-import { AttestationsApiError } from "./errors";
+import { createAttestationsClient } from "./client.ts";
+import { AttestationsApiError } from "./errors.ts";
 
 /** A real HTTP server whose answers each test scripts: one handler per request, in order; the last repeats. */
 let server: http.Server;

@@ -1,5 +1,5 @@
-import { AttestationsApiError } from "./errors";
-import { parseEnvelope, parseNullifierAnswer } from "./records";
+import { AttestationsApiError } from "./errors.ts";
+import { parseEnvelope, parseNullifierAnswer } from "./records.ts";
 
 /** Where the two endpoints a lookup uses are, when they are not `<origin>/api/v1/attestations` and `/nullifier`. */
 export type AttestationsEndpoints = { attestations: string; nullifier: string };

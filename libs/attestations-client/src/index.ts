@@ -1,4 +1,4 @@
-export { HumanCache, type HumanCacheOptions, type Revocation } from "./cache";
+export { HumanCache, type HumanCacheOptions, type Revocation } from "./cache.ts";
 export {
   type AttestationsClient,
   type AttestationsClientOptions,
@@ -6,7 +6,7 @@ export {
   createAttestationsClient,
   endpointsOf,
   type RecipientFilter,
-} from "./client";
-export { AttestationsApiError } from "./errors";
-export { createHumanLookup, type HumanLookup, type HumanResolution } from "./lookup";
-export { OwnershipRecord, parseOwnershipRecord } from "./records";
+} from "./client.ts";
+export { AttestationsApiError } from "./errors.ts";
+export { createHumanLookup, type HumanLookup, type HumanResolution } from "./lookup.ts";
+export { OwnershipRecord, parseOwnershipRecord } from "./records.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { AttestationsClient } from "./client";
-import { createHumanLookup } from "./lookup";
+import type { AttestationsClient } from "./client.ts";
+import { createHumanLookup } from "./lookup.ts";
 
 const SCHEMA = `0x${"11".repeat(32)}`;
 const AGENT = "0x1111111111111111111111111111111111111111";

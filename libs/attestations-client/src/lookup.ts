@@ -1,5 +1,5 @@
-import type { AttestationsClient, RecipientFilter } from "./client";
-import { type OwnershipRecord, parseOwnershipRecord } from "./records";
+import type { AttestationsClient, RecipientFilter } from "./client.ts";
+import { type OwnershipRecord, parseOwnershipRecord } from "./records.ts";
 
 /** Who stands behind an agent, from its most recent listed ownership attestation and its human's nullifier. */
 export type HumanResolution = {

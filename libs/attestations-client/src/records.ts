@@ -1,6 +1,6 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { AttestationsApiError } from "./errors";
+import { AttestationsApiError } from "./errors.ts";
 
 // Spec 2: iden3 IDs and nullifiers are decimal-integer strings (too large for a JavaScript number), and
 // `/nullifier` takes the ownership record's `fromId` as its decimal `userId`.

@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
-import { CommonEnv, ConfigError, Env, loadConfig, splitList } from "./index";
+import { CommonEnv, ConfigError, Env, loadConfig, splitList } from "./index.ts";
 
 const schema = Type.Object({
   PORT: Env.port(8080),

@@ -1,6 +1,6 @@
 import { createTestDatabase, type TestDatabase } from "@humanpass/testing";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createDb, type Migration, migrateToLatest, sql } from "../src";
+import { createDb, type Migration, migrateToLatest, sql } from "../src/index.ts";
 
 let database: TestDatabase;
 

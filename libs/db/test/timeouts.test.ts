@@ -1,6 +1,6 @@
 import { createTestDatabase, TcpProxy, type TestDatabase, testDatabaseUrl } from "@humanpass/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDb, isDatabaseUnavailable, sql } from "../src";
+import { createDb, isDatabaseUnavailable, sql } from "../src/index.ts";
 
 let database: TestDatabase;
 let proxy: TcpProxy;

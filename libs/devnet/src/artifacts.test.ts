@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { compileContracts, renderAbiModule, renderArtifact } from "./compile";
-import { ARTIFACTS_DIR, CONTRACT_NAMES } from "./paths";
+import { compileContracts, renderAbiModule, renderArtifact } from "./compile.ts";
+import { ARTIFACTS_DIR, CONTRACT_NAMES } from "./paths.ts";
 
 describe("committed contract artifacts", () => {
   const fresh = compileContracts();

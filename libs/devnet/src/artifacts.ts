@@ -6,8 +6,8 @@ import {
   multicall3Abi,
   schemaRegistryAbi,
   testUSDCAbi,
-} from "./abi";
-import { ARTIFACTS_DIR, type Artifact, type ContractName } from "./paths";
+} from "./abi.ts";
+import { ARTIFACTS_DIR, type Artifact, type ContractName } from "./paths.ts";
 
 /** The ABIs of the devnet contracts, typed for viem. */
 export const ABIs = {

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { compileContracts, renderAbiModule, renderArtifact } from "./compile";
-import { ARTIFACTS_DIR, CONTRACT_NAMES } from "./paths";
+import { compileContracts, renderAbiModule, renderArtifact } from "./compile.ts";
+import { ARTIFACTS_DIR, CONTRACT_NAMES } from "./paths.ts";
 
 const artifacts = compileContracts();
 for (const name of CONTRACT_NAMES) {

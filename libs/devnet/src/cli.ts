@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { connectDevnet, type DevnetInfo, devnetInfo, startDevnet } from "./devnet";
-import { seedDemo, seedToJson } from "./seed";
+import { connectDevnet, type DevnetInfo, devnetInfo, startDevnet } from "./devnet.ts";
+import { seedDemo, seedToJson } from "./seed.ts";
 
 const USAGE = `usage:
   cli start [--port 8545] [--seed] [--out devnet.json]   start a devnet and keep it running until SIGINT/SIGTERM

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import solc from "solc";
-import { type Artifact, CONTRACT_NAMES, CONTRACTS_DIR, type ContractName } from "./paths";
+import { type Artifact, CONTRACT_NAMES, CONTRACTS_DIR, type ContractName } from "./paths.ts";
 
 interface SolcOutput {
   errors?: { severity: string; formattedMessage: string }[];

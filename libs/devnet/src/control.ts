@@ -1,5 +1,5 @@
 import type { Address, Hex } from "viem";
-import type { Devnet } from "./devnet";
+import type { Devnet } from "./devnet.ts";
 
 /**
  * Mines `blocks` empty blocks, one `evm_mine` each. Not `hardhat_mine`: it reserves blocks it builds only when

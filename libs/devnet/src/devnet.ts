@@ -17,9 +17,9 @@ import {
   walletActions,
 } from "viem";
 import { privateKeyToAddress } from "viem/accounts";
-import { ABIs, loadArtifact } from "./artifacts";
-import { DEVNET_CHAIN_ID, devnetChain, MULTICALL3_ADDRESS } from "./chain";
-import { startHardhatNode } from "./node-process";
+import { ABIs, loadArtifact } from "./artifacts.ts";
+import { DEVNET_CHAIN_ID, devnetChain, MULTICALL3_ADDRESS } from "./chain.ts";
+import { startHardhatNode } from "./node-process.ts";
 
 export interface DevnetAccount {
   address: Address;

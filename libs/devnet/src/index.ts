@@ -1,6 +1,6 @@
-export { ABIs } from "./artifacts";
-export { DEVNET_CHAIN_ID, devnetChain, MULTICALL3_ADDRESS } from "./chain";
-export { blockNumber, ensureSender, mine, revert, setAutomine, snapshot } from "./control";
+export { ABIs } from "./artifacts.ts";
+export { DEVNET_CHAIN_ID, devnetChain, MULTICALL3_ADDRESS } from "./chain.ts";
+export { blockNumber, ensureSender, mine, revert, setAutomine, snapshot } from "./control.ts";
 export {
   connectDevnet,
   createDevnetClient,
@@ -12,7 +12,7 @@ export {
   devnetInfo,
   type StartDevnetOptions,
   startDevnet,
-} from "./devnet";
+} from "./devnet.ts";
 export {
   type AttestationInput,
   type BatchOptions,
@@ -34,7 +34,7 @@ export {
   type SendOptions,
   schemaIdOf,
   type Transacted,
-} from "./registries";
+} from "./registries.ts";
 export {
   AGENT_OWNERSHIP_SCHEMA,
   type DemoSeed,
@@ -42,4 +42,4 @@ export {
   type SeededAttestation,
   seedDemo,
   seedToJson,
-} from "./seed";
+} from "./seed.ts";

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { HARDHAT_CONFIG } from "./paths";
+import { HARDHAT_CONFIG } from "./paths.ts";
 
 const HARDHAT_CLI = join(
   dirname(createRequire(import.meta.url).resolve("hardhat/package.json")),

@@ -12,9 +12,9 @@ import {
   zeroAddress,
   zeroHash,
 } from "viem";
-import { ABIs } from "./artifacts";
-import { ensureSender } from "./control";
-import { type Devnet, sendAndConfirm } from "./devnet";
+import { ABIs } from "./artifacts.ts";
+import { ensureSender } from "./control.ts";
+import { type Devnet, sendAndConfirm } from "./devnet.ts";
 
 export interface IdentityInput {
   did: string;

@@ -1,12 +1,12 @@
 import type { Hex } from "viem";
-import type { Devnet } from "./devnet";
+import type { Devnet } from "./devnet.ts";
 import {
   encodeSchemaData,
   ensureSchema,
   type Identity,
   identityFromAddress,
   recordAttestation,
-} from "./registries";
+} from "./registries.ts";
 
 export const AGENT_OWNERSHIP_SCHEMA = { name: "AgentOwnership", schema: "bytes data" } as const;
 export const REVIEW_SCHEMA = { name: "Review", schema: "uint8 stars,string comment" } as const;

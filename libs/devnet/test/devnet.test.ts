@@ -25,7 +25,7 @@ import {
   seedDemo,
   snapshot,
   startDevnet,
-} from "../src/index";
+} from "../src/index.ts";
 
 /** Hardhat nodes that are children of this process. */
 function hardhatChildren(): number[] {

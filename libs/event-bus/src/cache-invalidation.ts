@@ -9,7 +9,7 @@ import {
 import { type Consumer, type ConsumerMessages, DeliverPolicy, jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
-import { sleep } from "./sleep";
+import { sleep } from "./sleep.ts";
 
 /** What one revocation unpairs: the attestation and its recipient. */
 export type ChainRevocation = Pick<

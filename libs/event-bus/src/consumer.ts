@@ -11,10 +11,10 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { createNoopMeter, type Meter } from "@opentelemetry/api";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { Logger } from "pino";
-import { ensureDeadLetterStream, publishDeadLetter } from "./dead-letters";
-import { sleep } from "./sleep";
-import { ensureDurable } from "./topology";
-import { contextFrom, inSpan, linkTo, SpanKind } from "./tracing";
+import { ensureDeadLetterStream, publishDeadLetter } from "./dead-letters.ts";
+import { sleep } from "./sleep.ts";
+import { ensureDurable } from "./topology.ts";
+import { contextFrom, inSpan, linkTo, SpanKind } from "./tracing.ts";
 
 export interface DeliveryInfo {
   subject: string;

@@ -1,10 +1,10 @@
 export * from "@humanpass/events";
 export { jetstreamManager } from "@nats-io/jetstream";
 export type { NatsConnection } from "@nats-io/transport-node";
-export * from "./cache-invalidation";
-export * from "./connection";
-export * from "./consumer";
-export * from "./dead-letters";
-export * from "./outbox";
-export * from "./topology";
-export { captureTraceContext, tracer } from "./tracing";
+export * from "./cache-invalidation.ts";
+export * from "./connection.ts";
+export * from "./consumer.ts";
+export * from "./dead-letters.ts";
+export * from "./outbox.ts";
+export * from "./topology.ts";
+export { captureTraceContext, tracer } from "./tracing.ts";

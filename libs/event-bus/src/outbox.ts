@@ -11,8 +11,14 @@ import { createNoopMeter, type Meter } from "@opentelemetry/api";
 import { type Kysely, type Migration, sql, type Transaction } from "kysely";
 import pg from "pg";
 import type { Logger } from "pino";
-import { JetStreamBatchPublisher } from "./jetstream-publisher";
-import { captureTraceContext, contextFrom, injectInto, SpanStatusCode, startProducerSpan } from "./tracing";
+import { JetStreamBatchPublisher } from "./jetstream-publisher.ts";
+import {
+  captureTraceContext,
+  contextFrom,
+  injectInto,
+  SpanStatusCode,
+  startProducerSpan,
+} from "./tracing.ts";
 
 /** Outbox and inbox tables, created inside the service's schema by its own migrations. */
 export const outboxMigration: Migration = {

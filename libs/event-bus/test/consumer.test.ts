@@ -5,8 +5,15 @@ import { eventually, type TestDatabase, testNatsUrl } from "@humanpass/testing";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { enqueue, listDeadLetters, startConsumer, startOutboxRelay } from "../src";
-import { appliedCounts, type EventsTestContext, logger, SCHEMA, setUpEventsTest, testEvent } from "./harness";
+import { enqueue, listDeadLetters, startConsumer, startOutboxRelay } from "../src/index.ts";
+import {
+  appliedCounts,
+  type EventsTestContext,
+  logger,
+  SCHEMA,
+  setUpEventsTest,
+  testEvent,
+} from "./harness.ts";
 
 let ctx: EventsTestContext;
 let database: TestDatabase;

@@ -2,8 +2,8 @@ import { connectTestNats, deleteTestStreams, testTopology } from "@humanpass/tes
 import { jetstreamManager } from "@nats-io/jetstream";
 import { type NatsConnection, headers as natsHeaders } from "@nats-io/transport-node";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { ensureStreams, streamName, subjectOf } from "../src";
-import { JetStreamBatchPublisher } from "../src/jetstream-publisher";
+import { ensureStreams, streamName, subjectOf } from "../src/index.ts";
+import { JetStreamBatchPublisher } from "../src/jetstream-publisher.ts";
 
 const topology = testTopology();
 let nc: NatsConnection;

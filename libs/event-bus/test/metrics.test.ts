@@ -11,8 +11,15 @@ import { jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { enqueue, observeNats, observeOutbox, startConsumer, startOutboxRelay } from "../src";
-import { type EventsTestContext, logger, recordApplied, SCHEMA, setUpEventsTest, testEvent } from "./harness";
+import { enqueue, observeNats, observeOutbox, startConsumer, startOutboxRelay } from "../src/index.ts";
+import {
+  type EventsTestContext,
+  logger,
+  recordApplied,
+  SCHEMA,
+  setUpEventsTest,
+  testEvent,
+} from "./harness.ts";
 
 let ctx: EventsTestContext;
 let database: TestDatabase;

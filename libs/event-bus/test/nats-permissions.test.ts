@@ -13,7 +13,7 @@ import {
   STREAMS,
   type StreamName,
   subjectOf,
-} from "../src";
+} from "../src/index.ts";
 
 /** A NATS server of this test's own, with the users file the deployments load. */
 const USERS_FILE = path.join(REPO_ROOT, "deploy/k8s/base/nats/users.conf");

@@ -10,7 +10,7 @@ import {
   startConsumer,
   startOutboxRelay,
   streamName,
-} from "../src";
+} from "../src/index.ts";
 import {
   appliedCounts,
   type EventsTestContext,
@@ -19,7 +19,7 @@ import {
   SCHEMA,
   setUpEventsTest,
   testEvent,
-} from "./harness";
+} from "./harness.ts";
 
 let ctx: EventsTestContext;
 let database: TestDatabase;

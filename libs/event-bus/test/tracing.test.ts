@@ -5,8 +5,15 @@ import { trace } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { enqueue, startConsumer, startOutboxRelay } from "../src";
-import { type EventsTestContext, logger, recordApplied, SCHEMA, setUpEventsTest, testEvent } from "./harness";
+import { enqueue, startConsumer, startOutboxRelay } from "../src/index.ts";
+import {
+  type EventsTestContext,
+  logger,
+  recordApplied,
+  SCHEMA,
+  setUpEventsTest,
+  testEvent,
+} from "./harness.ts";
 
 const exporter = new InMemorySpanExporter();
 const telemetry = startTelemetry({ serviceName: "events-test", spanExporter: exporter });

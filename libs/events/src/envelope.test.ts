@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { assertValidEvent, createCloudEvent, InvalidEventError } from "./envelope";
+import { assertValidEvent, createCloudEvent, InvalidEventError } from "./envelope.ts";
 
 const verified = (verifiedAt: string) =>
   createCloudEvent({

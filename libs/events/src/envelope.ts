@@ -1,7 +1,7 @@
 import { FormatRegistry, type Static, type TSchema, Type } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { v7 as uuidv7 } from "uuid";
-import { eventSchema, STREAMS, type StreamName } from "./catalog";
+import { eventSchema, STREAMS, type StreamName } from "./catalog.ts";
 
 export const CloudEventEnvelope = Type.Object({
   specversion: Type.Literal("1.0"),

@@ -1,8 +1,8 @@
 import { DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
-import type { EventType, Payloads, StreamName } from "./catalog";
-import { assertValidEvent, type CloudEvent } from "./envelope";
-import { DEFAULT_TOPOLOGY, streamName, streamSubjects, subjectOf, type Topology } from "./subjects";
+import type { EventType, Payloads, StreamName } from "./catalog.ts";
+import { assertValidEvent, type CloudEvent } from "./envelope.ts";
+import { DEFAULT_TOPOLOGY, streamName, streamSubjects, subjectOf, type Topology } from "./subjects.ts";
 
 export interface ReplayOptions<S extends StreamName, T extends EventType<S>> {
   stream: S;

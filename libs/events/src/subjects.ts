@@ -1,4 +1,4 @@
-import { STREAMS, type StreamName } from "./catalog";
+import { STREAMS, type StreamName } from "./catalog.ts";
 
 /**
  * Names subjects and streams. Production uses an empty prefix (`chain.attestation_recorded` in stream `CHAIN`);

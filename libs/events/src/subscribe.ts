@@ -8,9 +8,9 @@ import {
   jetstreamManager,
 } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
-import type { EventType, Payloads, StreamName } from "./catalog";
-import { assertValidEvent, type CloudEvent } from "./envelope";
-import { DEFAULT_TOPOLOGY, streamName, streamSubjects, subjectOf, type Topology } from "./subjects";
+import type { EventType, Payloads, StreamName } from "./catalog.ts";
+import { assertValidEvent, type CloudEvent } from "./envelope.ts";
+import { DEFAULT_TOPOLOGY, streamName, streamSubjects, subjectOf, type Topology } from "./subjects.ts";
 
 /** Where a message came from and how often it has been delivered (1 on the first delivery). */
 export interface Delivery {

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { STREAMS, type StreamName } from "./catalog";
-import { assertValidEvent, type CloudEvent } from "./envelope";
+import { STREAMS, type StreamName } from "./catalog.ts";
+import { assertValidEvent, type CloudEvent } from "./envelope.ts";
 
 /**
  * Webhooks follow Standard Webhooks (https://www.standardwebhooks.com): the body is the CloudEvent as JSON, and

@@ -28,7 +28,7 @@ import {
   streamName,
   streamSubjects,
   subjectOf,
-} from "../src";
+} from "../src/index.ts";
 
 const run = promisify(execFile);
 const PACKAGE_DIR = path.join(REPO_ROOT, "libs/events");

@@ -15,7 +15,7 @@ import {
   streamSubjects,
   subjectOf,
   subscribe,
-} from "../src";
+} from "../src/index.ts";
 
 const topology = testTopology();
 const deadLetterSubject = `${topology.prefix}.subscriber-acme.dead_letters`;

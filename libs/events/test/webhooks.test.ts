@@ -6,7 +6,7 @@ import {
   signWebhook,
   verifyWebhook,
   WebhookVerificationError,
-} from "../src";
+} from "../src/index.ts";
 
 const event = createCloudEvent({
   source: "agent-auth",

@@ -18,10 +18,10 @@ import Fastify, {
   type FastifyRequest,
 } from "fastify";
 import type { Logger } from "pino";
-import { dropForwardedForWithoutAddress, requestLogFields } from "./client-address";
-import { corsPluginOptions } from "./cors";
-import { HttpError } from "./errors";
-import { type RateLimitOptions, rateLimitPluginOptions } from "./rate-limit";
+import { dropForwardedForWithoutAddress, requestLogFields } from "./client-address.ts";
+import { corsPluginOptions } from "./cors.ts";
+import { HttpError } from "./errors.ts";
+import { type RateLimitOptions, rateLimitPluginOptions } from "./rate-limit.ts";
 
 /** How long the server waits; every wait is bounded. */
 export interface HttpTimeouts {

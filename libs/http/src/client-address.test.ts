@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import { createHttpApp, type HttpAppOptions } from "./app";
+import { createHttpApp, type HttpAppOptions } from "./app.ts";
 
 /** TRUST_PROXY as a list: the addresses a replica believes about who the client is. */
 describe("client address behind listed proxies", () => {

@@ -1,6 +1,6 @@
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import { createHttpApp } from "./app";
+import { createHttpApp } from "./app.ts";
 
 describe("CORS", () => {
   const logger = pino({ level: "silent" });

@@ -1,6 +1,6 @@
 import pino from "pino";
 import { expect, it } from "vitest";
-import { createHttpApp } from "./app";
+import { createHttpApp } from "./app.ts";
 
 it("answers paths the router cannot decode, or too long to match, with a machine-readable code and a fixed message", async () => {
   const app = await createHttpApp({ logger: pino({ level: "silent" }) });

@@ -11,6 +11,6 @@ export {
   type HttpTimeouts,
   optionalCheck,
   type ReadinessCheck,
-} from "./app";
-export { ErrorBody, HttpError } from "./errors";
-export { installGracefulShutdown } from "./shutdown";
+} from "./app.ts";
+export { ErrorBody, HttpError } from "./errors.ts";
+export { installGracefulShutdown } from "./shutdown.ts";

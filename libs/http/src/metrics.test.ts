@@ -2,7 +2,7 @@ import { createMetrics } from "@humanpass/telemetry";
 import { parseExposition, sampleValue, unboundedLabels } from "@humanpass/testing";
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import { createHttpApp } from "./app";
+import { createHttpApp } from "./app.ts";
 
 describe("/metrics and http.server.request.duration", () => {
   const logger = pino({ level: "silent" });

@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import { createLogger, createMetrics, startTelemetry } from "@humanpass/telemetry";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHttpApp, type HttpApp } from "./app";
+import { createHttpApp, type HttpApp } from "./app.ts";
 
 const exporter = new InMemorySpanExporter();
 // Before the app: its server and Fastify itself are instrumented from here on.

@@ -1,7 +1,7 @@
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import { createHttpApp } from "./app";
-import type { RateLimitOptions } from "./rate-limit";
+import { createHttpApp } from "./app.ts";
+import type { RateLimitOptions } from "./rate-limit.ts";
 
 describe("rate limiting", () => {
   const logger = pino({ level: "silent" });

@@ -1,5 +1,5 @@
 import type { RateLimitPluginOptions } from "@fastify/rate-limit";
-import { HttpError } from "./errors";
+import { HttpError } from "./errors.ts";
 
 export interface RateLimitOptions {
   /** Requests a client may make per window. */

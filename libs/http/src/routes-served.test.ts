@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import { Type } from "@sinclair/typebox";
 import pino from "pino";
 import { expect, it } from "vitest";
-import { createHttpApp } from "./app";
+import { createHttpApp } from "./app.ts";
 
 it("says once ready which routes it serves, hidden ones included, with the query parameters each names", async () => {
   const lines: Array<{ msg: string; routes?: unknown }> = [];

@@ -13,7 +13,7 @@ import { Type } from "@sinclair/typebox";
 import type { Kysely } from "kysely";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHttpApp, type HttpApp, HttpError, optionalCheck } from "../src";
+import { createHttpApp, type HttpApp, HttpError, optionalCheck } from "../src/index.ts";
 
 const logger = pino({ level: "silent" });
 let database: TestDatabase;

@@ -4,7 +4,7 @@ import { createTestDatabase, TcpProxy, type TestDatabase, testDatabaseUrl } from
 import type { Kysely } from "kysely";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHttpApp, type HttpApp } from "../src";
+import { createHttpApp, type HttpApp } from "../src/index.ts";
 
 const lines: Array<{ level: number; msg: string }> = [];
 const logger = pino({ level: "info" }, {

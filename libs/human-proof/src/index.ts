@@ -19,5 +19,5 @@ export {
   signHumanProofChallengeEVM,
   signHumanProofChallengeEVMUnchecked,
   withoutRedirects,
-} from "./client/index";
-export * from "./server/index";
+} from "./client/index.ts";
+export * from "./server/index.ts";

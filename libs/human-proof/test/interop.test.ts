@@ -27,8 +27,8 @@ import {
   humanFromAddress,
   ownershipAttestation,
   startAttestationsApiStandIn,
-} from "./attestations-api-stand-in";
-import { account, CHAIN, challenge } from "./proof-fixtures";
+} from "./attestations-api-stand-in.ts";
+import { account, CHAIN, challenge } from "./proof-fixtures.ts";
 
 const RESOURCE = "https://api.example.com/weather?city=Oslo";
 const agent = account(1);

@@ -1,10 +1,10 @@
 import { didFromAddress } from "@humanpass/identity";
 import { privateKeyToAccount } from "viem/accounts";
-import { type EVMSigner, signHumanProofChallengeEVMUnchecked } from "../src/client/sign";
-import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../src/common/constants";
-import type { HumanProofChallenge, HumanProofExtensionInfo } from "../src/common/types";
-import { createChallengeNonces } from "../src/server/challenge-nonces";
-import type { HumanResolution, PoUVerifier } from "../src/server/types";
+import { type EVMSigner, signHumanProofChallengeEVMUnchecked } from "../src/client/sign.ts";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../src/common/constants.ts";
+import type { HumanProofChallenge, HumanProofExtensionInfo } from "../src/common/types.ts";
+import { createChallengeNonces } from "../src/server/challenge-nonces.ts";
+import type { HumanResolution, PoUVerifier } from "../src/server/types.ts";
 
 export const RESOURCE = "https://api.example.com/weather?city=Oslo";
 export const CHAIN = "eip155:45056";

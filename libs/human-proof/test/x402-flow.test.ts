@@ -22,20 +22,20 @@ import {
   type HumanProofEvent,
   InMemoryHumanUsageStorage,
   paywallInstructions,
-} from "../src/index";
+} from "../src/index.ts";
 import {
   type AttestationsApiStandIn,
   humanFromAddress,
   ownershipAttestation,
   startAttestationsApiStandIn,
-} from "./attestations-api-stand-in";
+} from "./attestations-api-stand-in.ts";
 import {
   ASSET,
   NETWORK,
   type PaidHttpServer,
   ScriptedFacilitator,
   startPaidHttpServer,
-} from "./paid-http-server";
+} from "./paid-http-server.ts";
 
 const PAY_TO = "0x00000000000000000000000000000000000000aa";
 const key = (n: number) => `0x${n.toString(16).padStart(64, "0")}` as const;

@@ -7,7 +7,7 @@ import {
   iden3IdFromDid,
   identityKind,
   networkForChainId,
-} from "./index";
+} from "./index.ts";
 
 const address = "0x6B175474E89094C44Da98b954EedeAC495271d0F";
 

@@ -1,6 +1,6 @@
 export type { Counter, Gauge, Histogram, Meter, UpDownCounter } from "@opentelemetry/api";
-export { routeConsoleTo } from "./console";
-export { createLogger, type Logger, type LoggerConfig } from "./logger";
+export { routeConsoleTo } from "./console.ts";
+export { createLogger, type Logger, type LoggerConfig } from "./logger.ts";
 export {
   createMetrics,
   DURATION_BUCKETS_SECONDS,
@@ -8,5 +8,5 @@ export {
   PROMETHEUS_CONTENT_TYPE,
   resourceAttributes,
   type ServiceMetrics,
-} from "./metrics";
-export { PROBE_PATHS, startTelemetry, type Telemetry, type TelemetryOptions, untraced } from "./sdk";
+} from "./metrics.ts";
+export { PROBE_PATHS, startTelemetry, type Telemetry, type TelemetryOptions, untraced } from "./sdk.ts";

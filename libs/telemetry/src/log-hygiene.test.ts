@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
-import { routeConsoleTo } from "./console";
-import { createLogger } from "./logger";
+import { routeConsoleTo } from "./console.ts";
+import { createLogger } from "./logger.ts";
 
 function capture(level = "info") {
   const raw: string[] = [];

@@ -2,8 +2,8 @@ import { Writable } from "node:stream";
 import { trace } from "@opentelemetry/api";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
 import { afterAll, expect, it } from "vitest";
-import { createLogger } from "./logger";
-import { startTelemetry } from "./sdk";
+import { createLogger } from "./logger.ts";
+import { startTelemetry } from "./sdk.ts";
 
 const telemetry = startTelemetry({ serviceName: "logger-test", spanExporter: new InMemorySpanExporter() });
 afterAll(() => telemetry.shutdown());

@@ -1,6 +1,6 @@
 import { trace } from "@opentelemetry/api";
 import pino, { type Logger, type LoggerOptions } from "pino";
-import { safeLogLine } from "./log-hygiene";
+import { safeLogLine } from "./log-hygiene.ts";
 
 export type { Logger };
 

@@ -16,7 +16,7 @@ import {
   type SpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
-import { resourceAttributes } from "./metrics";
+import { resourceAttributes } from "./metrics.ts";
 
 /** Probes and scrapes: neither traced nor logged at info (they come every few seconds from every prober). */
 export const PROBE_PATHS = ["/healthz", "/readyz", "/metrics"] as const;

@@ -1,5 +1,5 @@
 import type { TestProject } from "vitest/node";
-import { resolveInfrastructure } from "./infrastructure";
+import { resolveInfrastructure } from "./infrastructure.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {

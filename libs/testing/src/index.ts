@@ -6,9 +6,9 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import pg from "pg";
 import { inject } from "vitest";
 
-export { canConnect, resolveInfrastructure } from "./infrastructure";
-export { freePort } from "./ports";
-export { parseExposition, type Sample, sampleValue, unboundedLabels } from "./prometheus";
+export { canConnect, resolveInfrastructure } from "./infrastructure.ts";
+export { freePort } from "./ports.ts";
+export { parseExposition, type Sample, sampleValue, unboundedLabels } from "./prometheus.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 
@@ -100,4 +100,4 @@ export async function eventually<T>(
   }
 }
 
-export { TcpProxy } from "./tcp-proxy";
+export { TcpProxy } from "./tcp-proxy.ts";

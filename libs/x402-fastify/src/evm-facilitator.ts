@@ -5,8 +5,8 @@ import { toFacilitatorEvmSigner } from "@x402/evm";
 import { registerExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { type Chain, createWalletClient, type Hex, http, publicActions } from "viem";
 import { nonceManager, privateKeyToAccount } from "viem/accounts";
-import { createInProcessFacilitatorClient } from "./facilitators";
-import { inOrder } from "./in-order";
+import { createInProcessFacilitatorClient } from "./facilitators.ts";
+import { inOrder } from "./in-order.ts";
 
 const EIP3009_TRANSFERS = new Set(["transferWithAuthorization", "receiveWithAuthorization"]);
 

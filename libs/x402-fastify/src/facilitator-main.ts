@@ -8,8 +8,8 @@
  */
 import Fastify from "fastify";
 import { defineChain, type Hex } from "viem";
-import { createEvmFacilitatorClient } from "./evm-facilitator";
-import { facilitatorRoutes } from "./facilitator-routes";
+import { createEvmFacilitatorClient } from "./evm-facilitator.ts";
+import { facilitatorRoutes } from "./facilitator-routes.ts";
 
 const env = process.env;
 const problems = [

@@ -1,12 +1,12 @@
-export { FastifyHTTPAdapter, pathOf, publicUrlOf } from "./adapter";
-export { createEvmFacilitatorClient, type EvmFacilitatorOptions } from "./evm-facilitator";
-export { facilitatorRoutes } from "./facilitator-routes";
+export { FastifyHTTPAdapter, pathOf, publicUrlOf } from "./adapter.ts";
+export { createEvmFacilitatorClient, type EvmFacilitatorOptions } from "./evm-facilitator.ts";
+export { facilitatorRoutes } from "./facilitator-routes.ts";
 export {
   createInProcessFacilitatorClient,
   createMockFacilitatorClient,
   type MockFacilitatorOptions,
   payerOf,
-} from "./facilitators";
+} from "./facilitators.ts";
 export {
   currentPaymentRequest,
   fastifyRequestOf,
@@ -17,4 +17,4 @@ export {
   SETTLEMENT_FAILED,
   type VerifiedPayment,
   withoutSecrets,
-} from "./payment-gate";
+} from "./payment-gate.ts";

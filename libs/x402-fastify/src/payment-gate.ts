@@ -20,7 +20,7 @@ import {
 } from "@x402/core/server";
 import type { PaymentRequirements, SettleResponse } from "@x402/core/types";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { FastifyHTTPAdapter } from "./adapter";
+import { FastifyHTTPAdapter } from "./adapter.ts";
 
 /**
  * An error that no retry will cure. `isFatalStartupInitError` came with @x402/core 2.25 (with the facilitator

@@ -11,7 +11,7 @@ import type { Network, PaymentPayload, PaymentRequirements } from "@x402/core/ty
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createEvmFacilitatorClient } from "../src";
+import { createEvmFacilitatorClient } from "../src/index.ts";
 
 const PAYMENTS = 30;
 const ROUNDS = 3;

@@ -12,7 +12,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { erc20Abi } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEvmFacilitatorClient, facilitatorRoutes } from "../src";
+import { createEvmFacilitatorClient, facilitatorRoutes } from "../src/index.ts";
 
 let devnet: Devnet;
 let app: FastifyInstance;

@@ -5,7 +5,7 @@ import { HTTPFacilitatorClient, x402HTTPResourceServer, x402ResourceServer } fro
 import { ExactEvmScheme } from "@x402/evm/exact/server";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { installPaymentGate } from "../src";
+import { installPaymentGate } from "../src/index.ts";
 
 const NETWORK = "eip155:84532";
 const SIGNATURE = `0x${"ab".repeat(65)}`;

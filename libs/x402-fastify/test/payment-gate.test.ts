@@ -15,7 +15,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import type { Address, Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createEvmFacilitatorClient, currentPaymentRequest, installPaymentGate } from "../src";
+import { createEvmFacilitatorClient, currentPaymentRequest, installPaymentGate } from "../src/index.ts";
 
 const PRICE = 10_000n; // 0.01 test USDC
 const PAYWALL = "<!doctype html><title>Pay first</title><h1>Pay with x402</h1>";

@@ -3,16 +3,16 @@ import type { Kysely } from "@humanpass/db";
 import type { Topology } from "@humanpass/event-bus";
 import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
 import { createMetrics, type Logger, type ServiceMetrics } from "@humanpass/telemetry";
-import { createClaimRecorder } from "./claims/accept-claim";
-import { directClaim } from "./claims/direct-claim";
-import { helperClaim } from "./claims/helper-claim";
-import { type Clock, systemClock } from "./clock";
-import type { PublicTerms } from "./config";
-import type { AgentAuthDb } from "./db/schema";
-import { claimEvents } from "./events/claim-events";
-import { createNonceStore } from "./nonces/nonce-store";
-import { challengeRoutes } from "./routes/challenges";
-import { claimRoute } from "./routes/claim";
+import { createClaimRecorder } from "./claims/accept-claim.ts";
+import { directClaim } from "./claims/direct-claim.ts";
+import { helperClaim } from "./claims/helper-claim.ts";
+import { type Clock, systemClock } from "./clock.ts";
+import type { PublicTerms } from "./config.ts";
+import type { AgentAuthDb } from "./db/schema.ts";
+import { claimEvents } from "./events/claim-events.ts";
+import { createNonceStore } from "./nonces/nonce-store.ts";
+import { challengeRoutes } from "./routes/challenges.ts";
+import { claimRoute } from "./routes/claim.ts";
 
 export interface AppDeps {
   logger: Logger;

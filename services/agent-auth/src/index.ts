@@ -1,9 +1,9 @@
-export { type AppDeps, buildApp } from "./app";
-export { createRegistry, type RegistryOptions } from "./attestations";
-export { type Clock, systemClock } from "./clock";
-export { AgentAuthEnv, type PublicTerms, publicTerms } from "./config";
-export { migrations } from "./db/migrations";
-export { type AgentAuthDb, SCHEMA } from "./db/schema";
-export { directChallengeMessage, helperChallenge } from "./nonces/challenges";
-export { createNonceStore, NONCE_LIFETIME_MS, type NonceStore } from "./nonces/nonce-store";
-export { startNoncePurge } from "./nonces/purge";
+export { type AppDeps, buildApp } from "./app.ts";
+export { createRegistry, type RegistryOptions } from "./attestations/index.ts";
+export { type Clock, systemClock } from "./clock.ts";
+export { AgentAuthEnv, type PublicTerms, publicTerms } from "./config.ts";
+export { migrations } from "./db/migrations/index.ts";
+export { type AgentAuthDb, SCHEMA } from "./db/schema.ts";
+export { directChallengeMessage, helperChallenge } from "./nonces/challenges.ts";
+export { createNonceStore, NONCE_LIFETIME_MS, type NonceStore } from "./nonces/nonce-store.ts";
+export { startNoncePurge } from "./nonces/purge.ts";

@@ -1,14 +1,14 @@
 import { splitList } from "@humanpass/config";
 import { followChainInvalidations } from "@humanpass/event-bus";
 import { runService } from "@humanpass/service";
-import { buildApp } from "./app";
-import { createRegistry } from "./attestations";
-import { systemClock } from "./clock";
-import { AgentAuthEnv, publicTerms } from "./config";
-import { migrations } from "./db/migrations";
-import { SCHEMA } from "./db/schema";
-import { createNonceStore } from "./nonces/nonce-store";
-import { startNoncePurge } from "./nonces/purge";
+import { buildApp } from "./app.ts";
+import { createRegistry } from "./attestations/index.ts";
+import { systemClock } from "./clock.ts";
+import { AgentAuthEnv, publicTerms } from "./config.ts";
+import { migrations } from "./db/migrations/index.ts";
+import { SCHEMA } from "./db/schema.ts";
+import { createNonceStore } from "./nonces/nonce-store.ts";
+import { startNoncePurge } from "./nonces/purge.ts";
 
 await runService({
   name: "agent-auth",

@@ -22,7 +22,7 @@ import { jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRegistry } from "../src";
+import { createRegistry } from "../src/index.ts";
 import {
   agentClient,
   logger,
@@ -31,7 +31,7 @@ import {
   startAgentAuth,
   type TestDb,
   testTerms,
-} from "./harness";
+} from "./harness.ts";
 
 const topology = testTopology();
 const terms = testTerms();

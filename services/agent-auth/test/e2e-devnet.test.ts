@@ -4,8 +4,8 @@ import { didFromAddress } from "@humanpass/identity";
 import { eventually } from "@humanpass/testing";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NONCE_LIFETIME_MS } from "../src";
-import { agentClient, evmSigner } from "./harness";
+import { NONCE_LIFETIME_MS } from "../src/index.ts";
+import { agentClient, evmSigner } from "./harness.ts";
 import {
   type FaultyProxy,
   type Human,
@@ -14,7 +14,7 @@ import {
   startFaultyProxy,
   startServiceProcess,
   startStack,
-} from "./stack";
+} from "./stack.ts";
 
 /**
  * agent-auth against the whole real chain of custody: pairings recorded on the devnet, indexed by the

@@ -15,7 +15,7 @@ import {
   type PublicTerms,
   publicTerms,
   SCHEMA,
-} from "../src";
+} from "../src/index.ts";
 
 export const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
 

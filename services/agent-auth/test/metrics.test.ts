@@ -12,7 +12,7 @@ import {
   startAgentAuth,
   type TestDb,
   testTerms,
-} from "./harness";
+} from "./harness.ts";
 
 const paired = privateKeyToAccount(generatePrivateKey());
 const resolution: HumanResolution = {

@@ -8,7 +8,7 @@ import { didFromAddress } from "@humanpass/identity";
 import type { Hex } from "viem";
 import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createNonceStore, NONCE_LIFETIME_MS } from "../src";
+import { createNonceStore, NONCE_LIFETIME_MS } from "../src/index.ts";
 import {
   agentClient,
   evmSigner,
@@ -18,7 +18,7 @@ import {
   startAgentAuth,
   type TestDb,
   testTerms,
-} from "./harness";
+} from "./harness.ts";
 
 /**
  * Both processing orders of spec 3 through HTTP, against real Postgres, with the registry replaced by a

@@ -51,8 +51,8 @@ import {
 import { jetstream } from "@nats-io/jetstream";
 import type { Hex } from "viem";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
-import { type AgentAuthDb, buildApp, type Clock, createRegistry, migrations, SCHEMA } from "../src";
-import { logger, testTerms } from "./harness";
+import { type AgentAuthDb, buildApp, type Clock, createRegistry, migrations, SCHEMA } from "../src/index.ts";
+import { logger, testTerms } from "./harness.ts";
 
 export interface AgentAuthOptions {
   /** Positive-lookup cache lifetime; 0 turns it off. */

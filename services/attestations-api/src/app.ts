@@ -1,15 +1,15 @@
 import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
 import { createMetrics, type Logger, type ServiceMetrics } from "@humanpass/telemetry";
-import { SERVICE_NAME } from "./config";
-import { createReader } from "./db/queries";
-import type { Queryable } from "./db/types";
-import { attestationRoutes } from "./routes/attestations";
-import { healthRoutes } from "./routes/health";
-import { identityRoutes } from "./routes/identities";
-import { nullifierRoutes } from "./routes/nullifier";
-import { schemaRoutes } from "./routes/schemas";
-import { searchRoutes } from "./routes/search";
-import { decimalPagingOnly, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "./routes/shapes";
+import { SERVICE_NAME } from "./config.ts";
+import { createReader } from "./db/queries.ts";
+import type { Queryable } from "./db/types.ts";
+import { attestationRoutes } from "./routes/attestations.ts";
+import { healthRoutes } from "./routes/health.ts";
+import { identityRoutes } from "./routes/identities.ts";
+import { nullifierRoutes } from "./routes/nullifier.ts";
+import { schemaRoutes } from "./routes/schemas.ts";
+import { searchRoutes } from "./routes/search.ts";
+import { decimalPagingOnly, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "./routes/shapes.ts";
 
 export const API_PREFIX = "/api/v1";
 

@@ -1,6 +1,6 @@
 import { encodeAbiParameters } from "viem";
 import { describe, expect, it } from "vitest";
-import { decodeAttestationData, decodedDataJson, schemaFields } from "./decode";
+import { decodeAttestationData, decodedDataJson, schemaFields } from "./decode.ts";
 
 describe("schemaFields", () => {
   it.each([

@@ -1,9 +1,9 @@
-export { API_PREFIX, type AppDeps, buildApp } from "./app";
-export { AttestationsApiEnv, SCHEMA, SERVICE_NAME } from "./config";
-export { migrations } from "./db/migrations";
-export { readSessionSettings } from "./db/session-settings";
-export type { Database, Queryable } from "./db/types";
-export { decodeAttestationData, decodedDataJson, schemaFields } from "./decode";
+export { API_PREFIX, type AppDeps, buildApp } from "./app.ts";
+export { AttestationsApiEnv, SCHEMA, SERVICE_NAME } from "./config.ts";
+export { migrations } from "./db/migrations/index.ts";
+export { readSessionSettings } from "./db/session-settings.ts";
+export type { Database, Queryable } from "./db/types.ts";
+export { decodeAttestationData, decodedDataJson, schemaFields } from "./decode.ts";
 export {
   applyAttestationRecorded,
   applyAttestationRevoked,
@@ -12,6 +12,6 @@ export {
   applySchemaRegistered,
   applyUniquenessVerified,
   applyVerifierEvent,
-} from "./events/apply";
-export { DEFAULT_DURABLES, type ReadModelDurables, startReadModelConsumers } from "./events/consumers";
-export { type RebuildOptions, type RebuildResult, rebuildReadModel } from "./reindex/rebuild";
+} from "./events/apply.ts";
+export { DEFAULT_DURABLES, type ReadModelDurables, startReadModelConsumers } from "./events/consumers.ts";
+export { type RebuildOptions, type RebuildResult, rebuildReadModel } from "./reindex/rebuild.ts";

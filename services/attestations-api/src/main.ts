@@ -1,10 +1,10 @@
 import { splitList } from "@humanpass/config";
 import { runService } from "@humanpass/service";
-import { buildApp } from "./app";
-import { AttestationsApiEnv, SCHEMA, SERVICE_NAME } from "./config";
-import { migrations } from "./db/migrations";
-import { readSessionSettings } from "./db/session-settings";
-import { startReadModelConsumers } from "./events/consumers";
+import { buildApp } from "./app.ts";
+import { AttestationsApiEnv, SCHEMA, SERVICE_NAME } from "./config.ts";
+import { migrations } from "./db/migrations/index.ts";
+import { readSessionSettings } from "./db/session-settings.ts";
+import { startReadModelConsumers } from "./events/consumers.ts";
 
 await runService({
   name: SERVICE_NAME,

@@ -1,9 +1,14 @@
 import { didFromAddress, networkForChainId } from "@humanpass/identity";
 import { DID, Id } from "@iden3/js-iden3-core";
 import type { Static } from "@sinclair/typebox";
-import type { AttestationListRow, AttestationRow, Page, PageRequest, SchemaRow } from "./db/types";
-import { decodedDataJson, schemaFields } from "./decode";
-import type { AttestationListItem, AttestationSingle, SchemaListItem, SchemaSingle } from "./routes/shapes";
+import type { AttestationListRow, AttestationRow, Page, PageRequest, SchemaRow } from "./db/types.ts";
+import { decodedDataJson, schemaFields } from "./decode.ts";
+import type {
+  AttestationListItem,
+  AttestationSingle,
+  SchemaListItem,
+  SchemaSingle,
+} from "./routes/shapes.ts";
 
 export function envelope<R, T>(page: Page<R>, request: PageRequest, present: (row: R) => T) {
   const totalPages = Math.ceil(page.total / request.size);

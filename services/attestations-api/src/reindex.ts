@@ -3,9 +3,9 @@ import { createDb } from "@humanpass/db";
 import { connectNats, ensureStreams, jetstreamManager } from "@humanpass/event-bus";
 import { createLogger } from "@humanpass/telemetry";
 import { Type } from "@sinclair/typebox";
-import { AttestationsApiEnv, SCHEMA, SERVICE_NAME } from "./config";
-import { migrateReadModel } from "./db/migrate";
-import { rebuildReadModel } from "./reindex/rebuild";
+import { AttestationsApiEnv, SCHEMA, SERVICE_NAME } from "./config.ts";
+import { migrateReadModel } from "./db/migrate.ts";
+import { rebuildReadModel } from "./reindex/rebuild.ts";
 
 /** `npm run -w @humanpass/attestations-api reindex`: drops the read model and replays the JetStream streams. */
 const config = (() => {

@@ -1,6 +1,6 @@
 import { encodeAbiParameters } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApp } from "../src/app";
+import { buildApp } from "../src/app.ts";
 import {
   api,
   attestationRecorded,
@@ -14,7 +14,7 @@ import {
   schemaRegistered,
   startHarness,
   uniquenessVerified,
-} from "./harness";
+} from "./harness.ts";
 
 /**
  * Spec 2 seen from a client: every endpoint, field and error, against a read model filled by events that went

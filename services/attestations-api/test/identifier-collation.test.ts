@@ -3,10 +3,10 @@
 import { createPool, migrateToLatest } from "@humanpass/db";
 import type { HttpApp } from "@humanpass/http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApp } from "../src/app";
-import { SCHEMA } from "../src/config";
-import { migrations } from "../src/db/migrations";
-import { readSessionSettings } from "../src/db/session-settings";
+import { buildApp } from "../src/app.ts";
+import { SCHEMA } from "../src/config.ts";
+import { migrations } from "../src/db/migrations/index.ts";
+import { readSessionSettings } from "../src/db/session-settings.ts";
 import {
   api,
   attestationRecorded,
@@ -18,7 +18,7 @@ import {
   schemaRegistered,
   startHarness,
   uniquenessVerified,
-} from "./harness";
+} from "./harness.ts";
 
 const BEFORE = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < "0006"));
 

@@ -1,6 +1,6 @@
 import { sql } from "@humanpass/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyAttestationRecorded, applyAttestationRevoked } from "../src/events/apply";
+import { applyAttestationRecorded, applyAttestationRevoked } from "../src/events/apply.ts";
 import {
   api,
   attestationRecorded,
@@ -13,7 +13,7 @@ import {
   party,
   schemaRegistered,
   startHarness,
-} from "./harness";
+} from "./harness.ts";
 
 let h: Harness;
 

@@ -1,7 +1,7 @@
 import { createMetrics } from "@humanpass/telemetry";
 import { sampleValue, unboundedLabels } from "@humanpass/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_DURABLES } from "../src/events/consumers";
+import { DEFAULT_DURABLES } from "../src/events/consumers.ts";
 import {
   api,
   attestationRecorded,
@@ -11,7 +11,7 @@ import {
   schemaRegistered,
   startHarness,
   uniquenessVerified,
-} from "./harness";
+} from "./harness.ts";
 
 let h: Harness;
 const metrics = createMetrics({ serviceName: "attestations-api" });

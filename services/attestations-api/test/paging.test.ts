@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { attestationRecorded, getJson, type Harness, party, schemaRegistered, startHarness } from "./harness";
+import {
+  attestationRecorded,
+  getJson,
+  type Harness,
+  party,
+  schemaRegistered,
+  startHarness,
+} from "./harness.ts";
 
 /** Rule 4 of spec 2 (follow `nextPage` until null) while the indexer keeps appending attestations. */
 let h: Harness;

@@ -4,7 +4,7 @@ import { createCloudEvent } from "@humanpass/event-bus";
 import { REPO_ROOT } from "@humanpass/testing";
 import { encodeAbiParameters } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { rebuildReadModel } from "../src/reindex/rebuild";
+import { rebuildReadModel } from "../src/reindex/rebuild.ts";
 import {
   api,
   attestationRecorded,
@@ -19,7 +19,7 @@ import {
   schemaRegistered,
   startHarness,
   uniquenessVerified,
-} from "./harness";
+} from "./harness.ts";
 
 let h: Harness;
 const listed = async (query = "") => (await getJson(h.app, api(`/attestations?page_size=100&${query}`))).body;

@@ -2,10 +2,10 @@ import { createPool, sql } from "@humanpass/db";
 import type { HttpApp } from "@humanpass/http";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApp } from "../src/app";
-import { SCHEMA } from "../src/config";
-import { readSessionSettings } from "../src/db/session-settings";
-import { getJson, type Harness, logger, schemaRegistered, startHarness } from "./harness";
+import { buildApp } from "../src/app.ts";
+import { SCHEMA } from "../src/config.ts";
+import { readSessionSettings } from "../src/db/session-settings.ts";
+import { getJson, type Harness, logger, schemaRegistered, startHarness } from "./harness.ts";
 
 let h: Harness;
 let pool: pg.Pool;

@@ -1,8 +1,8 @@
 import { createPool, kyselyOn } from "@humanpass/db";
 import type { RunningConsumer } from "@humanpass/event-bus";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SCHEMA } from "../src/config";
-import { startReadModelConsumers } from "../src/events/consumers";
+import { SCHEMA } from "../src/config.ts";
+import { startReadModelConsumers } from "../src/events/consumers.ts";
 import {
   api,
   attestationRecorded,
@@ -13,7 +13,7 @@ import {
   party,
   schemaRegistered,
   startHarness,
-} from "./harness";
+} from "./harness.ts";
 
 let h: Harness;
 let secondReplica: { consumers: RunningConsumer[]; close(): Promise<void> };

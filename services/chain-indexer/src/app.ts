@@ -1,6 +1,6 @@
 import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
 import type { Logger } from "pino";
-import type { IndexerMetrics } from "./metrics";
+import type { IndexerMetrics } from "./metrics.ts";
 
 export interface AppDeps {
   logger: Logger;

@@ -4,14 +4,14 @@ import { untraced } from "@humanpass/telemetry";
 import { context, ROOT_CONTEXT, type Span, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { Logger } from "pino";
 import type { Hex } from "viem";
-import { type OnChainAttestation, readAttestationBatch } from "./chain/attestations";
-import type { ChainClient } from "./chain/client";
-import { type BlockHeader, fetchHeaders } from "./chain/headers";
-import { fetchRegistryLogs, isRangeRefused, type RegistryLog, wholeBlocksWithin } from "./chain/logs";
-import { type RecordedLog, rebuildRecords } from "./chain/records";
-import { type RetryOptions, rpcErrorReason, StoppedError, sleep, withRetry } from "./chain/retry";
-import { type ChainTransaction, fetchTransactions } from "./chain/transactions";
-import type { IndexerSettings } from "./config";
+import { type OnChainAttestation, readAttestationBatch } from "./chain/attestations.ts";
+import type { ChainClient } from "./chain/client.ts";
+import { type BlockHeader, fetchHeaders } from "./chain/headers.ts";
+import { fetchRegistryLogs, isRangeRefused, type RegistryLog, wholeBlocksWithin } from "./chain/logs.ts";
+import { type RecordedLog, rebuildRecords } from "./chain/records.ts";
+import { type RetryOptions, rpcErrorReason, StoppedError, sleep, withRetry } from "./chain/retry.ts";
+import { type ChainTransaction, fetchTransactions } from "./chain/transactions.ts";
+import type { IndexerSettings } from "./config.ts";
 import {
   type Cursor,
   CursorMovedError,
@@ -22,11 +22,11 @@ import {
   recentBlocks,
   recordRange,
   type StoredBlock,
-} from "./db/progress";
-import type { ChainIndexerDb } from "./db/schema";
-import { buildRangeEvents, type RangeEvents, SOURCE } from "./events/build";
-import type { IndexerMetrics } from "./metrics";
-import { ProgressReporter } from "./progress";
+} from "./db/progress.ts";
+import type { ChainIndexerDb } from "./db/schema.ts";
+import { buildRangeEvents, type RangeEvents, SOURCE } from "./events/build.ts";
+import type { IndexerMetrics } from "./metrics.ts";
+import { ProgressReporter } from "./progress.ts";
 
 export interface IndexerDeps {
   db: Kysely<ChainIndexerDb>;

@@ -1,12 +1,12 @@
 import type { Kysely } from "@humanpass/db";
 import { runService } from "@humanpass/service";
-import { buildApp } from "./app";
-import { createChainClient } from "./chain/client";
-import { ChainIndexerEnv, indexerSettings } from "./config";
-import { migrations } from "./db/migrations";
-import { type ChainIndexerDb, SCHEMA } from "./db/schema";
-import { createIndexer } from "./indexer";
-import { createIndexerMetrics } from "./metrics";
+import { buildApp } from "./app.ts";
+import { createChainClient } from "./chain/client.ts";
+import { ChainIndexerEnv, indexerSettings } from "./config.ts";
+import { migrations } from "./db/migrations/index.ts";
+import { type ChainIndexerDb, SCHEMA } from "./db/schema.ts";
+import { createIndexer } from "./indexer.ts";
+import { createIndexerMetrics } from "./metrics.ts";
 
 await runService({
   name: "chain-indexer",

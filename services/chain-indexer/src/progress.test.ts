@@ -1,6 +1,6 @@
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { ProgressReporter } from "./progress";
+import { ProgressReporter } from "./progress.ts";
 
 describe("ProgressReporter", () => {
   it("logs block, target, rates and ETA once per interval while behind, then once when caught up", () => {

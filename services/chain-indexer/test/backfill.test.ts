@@ -11,7 +11,14 @@ import {
 import { sampleValue } from "@humanpass/testing";
 import { type Hex, keccak256, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, expectedRecorded, project, readAttestations, type Stack, startStack } from "./harness";
+import {
+  eventually,
+  expectedRecorded,
+  project,
+  readAttestations,
+  type Stack,
+  startStack,
+} from "./harness.ts";
 
 const SCHEMAS = [
   { name: "AgentOwnership", schema: "bytes data", revocable: true, values: (_n: number) => ["0x"] },

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { ABIs } from "@humanpass/devnet";
 import { describe, expect, it } from "vitest";
-import { attestationRegistryAbi, legacySchemaRegisteredAbi, recordAttestationAbi } from "../src/chain/abi";
+import { attestationRegistryAbi, legacySchemaRegisteredAbi, recordAttestationAbi } from "../src/chain/abi.ts";
 
 interface AbiParameter {
   type: string;

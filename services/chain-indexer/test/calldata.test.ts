@@ -12,7 +12,14 @@ import {
 import { sampleValue } from "@humanpass/testing";
 import { encodeFunctionData, type Hex, keccak256, parseEventLogs, toHex, zeroAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, expectedRecorded, project, readAttestations, type Stack, startStack } from "./harness";
+import {
+  eventually,
+  expectedRecorded,
+  project,
+  readAttestations,
+  type Stack,
+  startStack,
+} from "./harness.ts";
 
 /**
  * Records written every way the registry can be reached: straight calls of both entry points, and calls through

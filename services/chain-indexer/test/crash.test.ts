@@ -10,7 +10,14 @@ import {
 import { freePort, sampleValue } from "@humanpass/testing";
 import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, expectedRecorded, project, readAttestations, type Stack, startStack } from "./harness";
+import {
+  eventually,
+  expectedRecorded,
+  project,
+  readAttestations,
+  type Stack,
+  startStack,
+} from "./harness.ts";
 
 const MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));

@@ -9,8 +9,15 @@ import {
 import { sampleValue } from "@humanpass/testing";
 import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, expectedRecorded, project, readAttestations, type Stack, startStack } from "./harness";
-import { startFlakyRpcProxy } from "./rpc-proxy";
+import {
+  eventually,
+  expectedRecorded,
+  project,
+  readAttestations,
+  type Stack,
+  startStack,
+} from "./harness.ts";
+import { startFlakyRpcProxy } from "./rpc-proxy.ts";
 
 let stack: Stack;
 let proxy: Awaited<ReturnType<typeof startFlakyRpcProxy>>;

@@ -22,12 +22,12 @@ import {
 import { jetstream } from "@nats-io/jetstream";
 import pino from "pino";
 import type { Hex } from "viem";
-import { createChainClient } from "../src/chain/client";
-import type { IndexerSettings } from "../src/config";
-import { migrations } from "../src/db/migrations";
-import { type ChainIndexerDb, SCHEMA } from "../src/db/schema";
-import { createIndexer, type Indexer } from "../src/indexer";
-import { createIndexerMetrics, type IndexerMetrics } from "../src/metrics";
+import { createChainClient } from "../src/chain/client.ts";
+import type { IndexerSettings } from "../src/config.ts";
+import { migrations } from "../src/db/migrations/index.ts";
+import { type ChainIndexerDb, SCHEMA } from "../src/db/schema.ts";
+import { createIndexer, type Indexer } from "../src/indexer.ts";
+import { createIndexerMetrics, type IndexerMetrics } from "../src/metrics.ts";
 
 export const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
 

@@ -1,6 +1,6 @@
 import { blockNumber, identityFromAddress, recordAttestation, registerSchema } from "@humanpass/devnet";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, type Stack, startStack } from "./harness";
+import { eventually, type Stack, startStack } from "./harness.ts";
 
 // The compose fault test once found its last attestation never served: the devnet mined a block only for a
 // transaction, so the chain stopped at the block that recorded it, one block short of the indexer's confirmation

@@ -10,8 +10,8 @@ import {
 } from "@humanpass/devnet";
 import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Indexer } from "../src/indexer";
-import { eventually, project, type Stack, startStack } from "./harness";
+import type { Indexer } from "../src/indexer.ts";
+import { eventually, project, type Stack, startStack } from "./harness.ts";
 
 let stack: Stack;
 let indexer: Indexer;

@@ -1,6 +1,6 @@
 import { getLegacySchema, getSchema, mine, registerLegacySchema, registerSchema } from "@humanpass/devnet";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, type Stack, startStack } from "./harness";
+import { eventually, type Stack, startStack } from "./harness.ts";
 
 let stack: Stack;
 

@@ -2,7 +2,7 @@ import { mine, registerSchema } from "@humanpass/devnet";
 import { startTelemetry } from "@humanpass/telemetry";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Stack, startStack } from "./harness";
+import { type Stack, startStack } from "./harness.ts";
 
 const exporter = new InMemorySpanExporter();
 // Before the chain client exists: fetch (undici) and pg are instrumented from here on.

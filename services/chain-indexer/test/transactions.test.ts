@@ -8,7 +8,7 @@ import {
 } from "@humanpass/devnet";
 import { createPublicClient, getAddress, type Hex, http, keccak256, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fetchTransactions } from "../src/chain/transactions";
+import { fetchTransactions } from "../src/chain/transactions.ts";
 
 let devnet: Devnet;
 let small: Transacted[];

@@ -2,11 +2,11 @@ import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass
 import { paywallInstructions } from "@humanpass/human-proof";
 import { createMetrics, type ServiceMetrics } from "@humanpass/telemetry";
 import { installPaymentGate } from "@humanpass/x402-fastify";
-import { SERVICE_NAME } from "./config";
-import { countFacilitatorErrors, paymentObserver } from "./metrics";
-import { catalogRoutes } from "./routes/catalog";
-import { paidRoutes } from "./routes/paid-routes";
-import { createPaymentServer, type PaymentServerOptions } from "./x402/payment-server";
+import { SERVICE_NAME } from "./config.ts";
+import { countFacilitatorErrors, paymentObserver } from "./metrics.ts";
+import { catalogRoutes } from "./routes/catalog.ts";
+import { paidRoutes } from "./routes/paid-routes.ts";
+import { createPaymentServer, type PaymentServerOptions } from "./x402/payment-server.ts";
 
 export interface AppDeps extends PaymentServerOptions {
   /** Where clients reach the gateway: the origin of every resource URL and human-proof challenge. */

@@ -10,17 +10,17 @@ import {
   sequentialAdmissions,
 } from "@humanpass/human-proof";
 import { runService } from "@humanpass/service";
-import { buildApp } from "./app";
-import { checkSettings, PaymentGatewayEnv, SCHEMA, SERVICE_NAME } from "./config";
-import { migrations } from "./db/migrations";
-import { InMemoryPaymentReservations, PostgresPaymentReservations } from "./db/payment-reservations";
-import { PostgresProofAdmissions } from "./db/proof-admissions";
-import { PostgresHumanUsageStorage } from "./db/usage-storage";
-import { outboxPaymentEvents, paymentEventOf } from "./events/payment-events";
-import { countedLookups } from "./metrics";
-import { loadRoutesFile } from "./routes-file";
-import { createFacilitator } from "./x402/facilitator";
-import { networksOf } from "./x402/payment-server";
+import { buildApp } from "./app.ts";
+import { checkSettings, PaymentGatewayEnv, SCHEMA, SERVICE_NAME } from "./config.ts";
+import { migrations } from "./db/migrations/index.ts";
+import { InMemoryPaymentReservations, PostgresPaymentReservations } from "./db/payment-reservations.ts";
+import { PostgresProofAdmissions } from "./db/proof-admissions.ts";
+import { PostgresHumanUsageStorage } from "./db/usage-storage.ts";
+import { outboxPaymentEvents, paymentEventOf } from "./events/payment-events.ts";
+import { countedLookups } from "./metrics.ts";
+import { loadRoutesFile } from "./routes-file.ts";
+import { createFacilitator } from "./x402/facilitator.ts";
+import { networksOf } from "./x402/payment-server.ts";
 
 await runService({
   name: SERVICE_NAME,

@@ -3,10 +3,10 @@ import { fileURLToPath } from "node:url";
 import { ConfigError, loadConfig } from "@humanpass/config";
 import { createTestDatabase, type TestDatabase, testNatsUrl } from "@humanpass/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkSettings, PaymentGatewayEnv } from "../src/config";
-import { loadRoutesFile, parseRoutesFile } from "../src/routes-file";
-import { buildRoutesConfig } from "../src/x402/payment-server";
-import { runMain } from "./support/gateway-process";
+import { checkSettings, PaymentGatewayEnv } from "../src/config.ts";
+import { loadRoutesFile, parseRoutesFile } from "../src/routes-file.ts";
+import { buildRoutesConfig } from "../src/x402/payment-server.ts";
+import { runMain } from "./support/gateway-process.ts";
 
 const EVM_ADDRESS = "0x000000000000000000000000000000000000dEaD";
 const NETWORK = "eip155:45056";

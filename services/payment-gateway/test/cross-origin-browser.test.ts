@@ -11,10 +11,10 @@ import { createMockFacilitatorClient } from "@humanpass/x402-fastify";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApp } from "../src/app";
-import { InMemoryPaymentReservations } from "../src/db/payment-reservations";
-import { parseRoutesFile } from "../src/routes-file";
-import { logger } from "./support/stack";
+import { buildApp } from "../src/app.ts";
+import { InMemoryPaymentReservations } from "../src/db/payment-reservations.ts";
+import { parseRoutesFile } from "../src/routes-file.ts";
+import { logger } from "./support/stack.ts";
 
 const NETWORK = "eip155:45056";
 const USDC = "0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9";

@@ -24,8 +24,8 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { humanAgentFetch, humanSigner, paymentError } from "./support/agents";
-import { demoRoute, type Gateway, humanTier, type Stack, standardTier, startStack } from "./support/stack";
+import { humanAgentFetch, humanSigner, paymentError } from "./support/agents.ts";
+import { demoRoute, type Gateway, humanTier, type Stack, standardTier, startStack } from "./support/stack.ts";
 
 const VICTIM = 1;
 const ATTACKER = 2;

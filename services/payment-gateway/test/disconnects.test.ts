@@ -15,8 +15,8 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import type { Address, Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { humanTierOnlyFetch } from "./support/agents";
-import { demoRoute, type Gateway, humanTier, type Stack, standardTier, startStack } from "./support/stack";
+import { humanTierOnlyFetch } from "./support/agents.ts";
+import { demoRoute, type Gateway, humanTier, type Stack, standardTier, startStack } from "./support/stack.ts";
 
 const PRICE = 10_000n;
 const HUMAN_PRICE = 1_000n;

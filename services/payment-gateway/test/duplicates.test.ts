@@ -8,8 +8,8 @@ import type { FacilitatorClient } from "@x402/core/server";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { paymentError } from "./support/agents";
-import { demoRoute, type Gateway, type Stack, standardTier, startStack } from "./support/stack";
+import { paymentError } from "./support/agents.ts";
+import { demoRoute, type Gateway, type Stack, standardTier, startStack } from "./support/stack.ts";
 
 let stack: Stack;
 let gateway: Gateway;

@@ -6,9 +6,9 @@ import { sampleValue, unboundedLabels } from "@humanpass/testing";
 import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { countedLookups } from "../src/metrics";
-import { agentFetch, humanAgentFetch } from "./support/agents";
-import { demoRoute, type Gateway, humanTier, type Stack, standardTier, startStack } from "./support/stack";
+import { countedLookups } from "../src/metrics.ts";
+import { agentFetch, humanAgentFetch } from "./support/agents.ts";
+import { demoRoute, type Gateway, humanTier, type Stack, standardTier, startStack } from "./support/stack.ts";
 
 let stack: Stack;
 let gateway: Gateway;

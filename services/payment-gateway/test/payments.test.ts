@@ -23,7 +23,7 @@ import {
   humanTierOnlyFetch,
   paymentError,
   settlementOf,
-} from "./support/agents";
+} from "./support/agents.ts";
 import {
   demoRoute,
   type Gateway,
@@ -32,7 +32,7 @@ import {
   type Stack,
   standardTier,
   startStack,
-} from "./support/stack";
+} from "./support/stack.ts";
 
 let stack: Stack;
 let gateway: Gateway;

@@ -9,8 +9,8 @@ import type { FacilitatorClient } from "@x402/core/server";
 import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { humanTierOnlyFetch, paymentError, settlementOf } from "./support/agents";
-import { type GatewayProcess, startGatewayProcess } from "./support/gateway-process";
+import { humanTierOnlyFetch, paymentError, settlementOf } from "./support/agents.ts";
+import { type GatewayProcess, startGatewayProcess } from "./support/gateway-process.ts";
 import {
   demoRoute,
   type Gateway,
@@ -19,7 +19,7 @@ import {
   type Stack,
   standardTier,
   startStack,
-} from "./support/stack";
+} from "./support/stack.ts";
 
 let stack: Stack;
 const processes: GatewayProcess[] = [];

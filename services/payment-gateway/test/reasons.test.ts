@@ -20,8 +20,8 @@ import {
   type ProofEdit,
   paymentError,
   rawProofExtension,
-} from "./support/agents";
-import { demoRoute, type Gateway, humanTier, type Stack, standardTier, startStack } from "./support/stack";
+} from "./support/agents.ts";
+import { demoRoute, type Gateway, humanTier, type Stack, standardTier, startStack } from "./support/stack.ts";
 
 let stack: Stack;
 let gateway: Gateway;

@@ -18,8 +18,8 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { humanSigner } from "./support/agents";
-import { demoRoute, type Gateway, humanTier, type Stack, standardTier, startStack } from "./support/stack";
+import { humanSigner } from "./support/agents.ts";
+import { demoRoute, type Gateway, humanTier, type Stack, standardTier, startStack } from "./support/stack.ts";
 
 const VICTIM = 3;
 const HUMAN_ID = "4141";

@@ -9,11 +9,11 @@ import {
 } from "@humanpass/testing";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SCHEMA } from "../src/config";
-import { migrations } from "../src/db/migrations";
-import { PostgresProofAdmissions } from "../src/db/proof-admissions";
-import type { Database } from "../src/db/types";
-import { PostgresHumanUsageStorage } from "../src/db/usage-storage";
+import { SCHEMA } from "../src/config.ts";
+import { migrations } from "../src/db/migrations/index.ts";
+import { PostgresProofAdmissions } from "../src/db/proof-admissions.ts";
+import type { Database } from "../src/db/types.ts";
+import { PostgresHumanUsageStorage } from "../src/db/usage-storage.ts";
 
 let database: TestDatabase;
 let pools: Pool[];

@@ -2,17 +2,17 @@ import type { Kysely } from "@humanpass/db";
 import type { Topology } from "@humanpass/event-bus";
 import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
 import { createMetrics, type Logger, type ServiceMetrics } from "@humanpass/telemetry";
-import { type Clock, systemClock } from "./clock";
-import type { VerifierSettings } from "./config";
-import type { VerifierDatabase } from "./db/schema";
-import { createSession, findLiveSessionRequest, sessionStatus } from "./db/sessions";
-import { recordVerification } from "./db/verifications";
-import { callbackRoute } from "./routes/callback";
-import { demoRoutes } from "./routes/demo";
-import type { RouteDeps } from "./routes/deps";
-import { statusRoute } from "./routes/status";
-import { verificationRequestRoute } from "./routes/verification-request";
-import type { TokenVerifier } from "./verification/token-verifier";
+import { type Clock, systemClock } from "./clock.ts";
+import type { VerifierSettings } from "./config.ts";
+import type { VerifierDatabase } from "./db/schema.ts";
+import { createSession, findLiveSessionRequest, sessionStatus } from "./db/sessions.ts";
+import { recordVerification } from "./db/verifications.ts";
+import { callbackRoute } from "./routes/callback.ts";
+import { demoRoutes } from "./routes/demo.ts";
+import type { RouteDeps } from "./routes/deps.ts";
+import { statusRoute } from "./routes/status.ts";
+import { verificationRequestRoute } from "./routes/verification-request.ts";
+import type { TokenVerifier } from "./verification/token-verifier.ts";
 
 export interface VerifierAppOptions {
   logger: Logger;

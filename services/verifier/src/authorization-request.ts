@@ -1,6 +1,6 @@
-import type { VerifierSettings } from "./config";
-import { iden3Auth } from "./verification/iden3-modules";
-import type { AuthorizationRequest } from "./verification/token-verifier";
+import type { VerifierSettings } from "./config.ts";
+import { iden3Auth } from "./verification/iden3-modules.ts";
+import type { AuthorizationRequest } from "./verification/token-verifier.ts";
 
 export const REQUESTED_CIRCUIT_ID = "credentialAtomicQueryV3";
 export const CREDENTIAL_TYPE = "UniquenessCredential";

@@ -6,7 +6,7 @@ import {
   VerifierEnv,
   verificationSettings,
   verifierSettings,
-} from "./config";
+} from "./config.ts";
 
 const env = {
   HOST_URL: "https://verifier.example.org/",

@@ -1,6 +1,6 @@
 import { Env, splitList } from "@humanpass/config";
 import { type Static, Type } from "@sinclair/typebox";
-import { VERIFIER_ENGINES, type VerifierEngine } from "./verification/engine";
+import { VERIFIER_ENGINES, type VerifierEngine } from "./verification/engine.ts";
 
 const PositiveDecimal = (description: string) => Type.String({ pattern: "^[1-9][0-9]{0,76}$", description });
 const Address = Type.String({

@@ -1,15 +1,15 @@
 import { fileURLToPath } from "node:url";
 import { splitList } from "@humanpass/config";
 import { runService } from "@humanpass/service";
-import { buildVerifierApp } from "./app";
-import { systemClock } from "./clock";
-import { isLoopbackHost, VerifierEnv, verificationSettings, verifierSettings } from "./config";
-import { migrations } from "./db/migrations";
-import { SCHEMA } from "./db/schema";
-import { startSessionPurger } from "./session-purger";
-import { chainStateResolvers } from "./state-resolvers";
-import { createHttpDocumentFetcher } from "./verification/document-loader";
-import { createVerificationPool } from "./verification/verification-pool";
+import { buildVerifierApp } from "./app.ts";
+import { systemClock } from "./clock.ts";
+import { isLoopbackHost, VerifierEnv, verificationSettings, verifierSettings } from "./config.ts";
+import { migrations } from "./db/migrations/index.ts";
+import { SCHEMA } from "./db/schema.ts";
+import { startSessionPurger } from "./session-purger.ts";
+import { chainStateResolvers } from "./state-resolvers.ts";
+import { createHttpDocumentFetcher } from "./verification/document-loader.ts";
+import { createVerificationPool } from "./verification/verification-pool.ts";
 
 const bundledContextsDir = fileURLToPath(new URL("../contexts", import.meta.url));
 
@@ -49,7 +49,7 @@ await runService({
     // This thread loads the iden3 libraries (authorization requests, state look-ups) while the first worker thread
     // loads its own on the other core, so neither the first session nor the first callback stalls the event loop on
     // them; the app listens once both are done, and the other workers load theirs behind (the pool's ready()).
-    const iden3Loaded = import("./authorization-request");
+    const iden3Loaded = import("./authorization-request.ts");
     const app = await buildVerifierApp({
       logger,
       db,

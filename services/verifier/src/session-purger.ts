@@ -1,8 +1,8 @@
 import type { Kysely } from "@humanpass/db";
 import type { Logger } from "@humanpass/telemetry";
-import type { Clock } from "./clock";
-import type { VerifierDatabase } from "./db/schema";
-import { purgeExpiredSessions } from "./db/sessions";
+import type { Clock } from "./clock.ts";
+import type { VerifierDatabase } from "./db/schema.ts";
+import { purgeExpiredSessions } from "./db/sessions.ts";
 
 /** Deletes long-expired sessions periodically; a single DELETE, so every replica may run it. */
 export function startSessionPurger(options: {

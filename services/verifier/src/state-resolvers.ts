@@ -1,5 +1,5 @@
-import type { VerificationSettings } from "./config";
-import type { ResolvedState, StateResolver, StateResolvers } from "./verification/token-verifier";
+import type { VerificationSettings } from "./config.ts";
+import type { ResolvedState, StateResolver, StateResolvers } from "./verification/token-verifier.ts";
 
 /**
  * The iden3 State contract of each configured Billions network, read over its RPC (with the library's caches).
@@ -11,7 +11,7 @@ export function chainStateResolvers(networks: VerificationSettings["networks"]):
     Object.entries(networks).map(([network, settings]): [string, StateResolver] => {
       let resolver: Promise<StateResolver> | undefined;
       const load = () => {
-        resolver ??= import("./verification/iden3-modules").then(
+        resolver ??= import("./verification/iden3-modules.ts").then(
           ({ iden3Auth }) => new iden3Auth.resolver.EthStateResolver(settings.rpcUrl, settings.stateContract),
         );
         return resolver;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { insertSession, MAX_SESSION_ID, purgeExpiredSessions, sessionStatus } from "../src/db/sessions";
-import type { TokenVerifier } from "../src/verification/token-verifier";
-import { stable } from "./support/fixtures";
-import { type Backend, startApp, startBackend, testClock, testSettings } from "./support/harness";
+import { insertSession, MAX_SESSION_ID, purgeExpiredSessions, sessionStatus } from "../src/db/sessions.ts";
+import type { TokenVerifier } from "../src/verification/token-verifier.ts";
+import { stable } from "./support/fixtures.ts";
+import { type Backend, startApp, startBackend, testClock, testSettings } from "./support/harness.ts";
 
 const unusedVerifier: TokenVerifier = {
   verify: () => Promise.reject(new Error("verification is not part of these tests")),

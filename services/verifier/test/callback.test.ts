@@ -4,9 +4,9 @@ import type { HttpApp } from "@humanpass/http";
 import { createLogger } from "@humanpass/telemetry";
 import { eventually } from "@humanpass/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { insertSession, purgeExpiredSessions } from "../src/db/sessions";
-import { TOKEN_NOT_VERIFIED } from "../src/routes/callback";
-import { createVerificationPool, type VerificationPool } from "../src/verification/verification-pool";
+import { insertSession, purgeExpiredSessions } from "../src/db/sessions.ts";
+import { TOKEN_NOT_VERIFIED } from "../src/routes/callback.ts";
+import { createVerificationPool, type VerificationPool } from "../src/verification/verification-pool.ts";
 import {
   ANY_PROOF_AGE_MS,
   beta1,
@@ -15,9 +15,9 @@ import {
   stable,
   tokensWithInvalidAuthProof,
   tokenWithOneByteChanged,
-} from "./support/fixtures";
-import { type Backend, startApp, startBackend, testClock, verifierEvents } from "./support/harness";
-import { testEngine } from "./support/settings";
+} from "./support/fixtures.ts";
+import { type Backend, startApp, startBackend, testClock, verifierEvents } from "./support/harness.ts";
+import { testEngine } from "./support/settings.ts";
 
 const TTL_MS = 15 * 60_000;
 let backend: Backend;

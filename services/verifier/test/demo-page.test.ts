@@ -1,11 +1,11 @@
 import type { HttpApp } from "@humanpass/http";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDocumentLoader } from "../src/verification/document-loader";
-import { createTokenVerifier } from "../src/verification/token-verifier";
-import { ANY_PROOF_AGE_MS, FIXTURE_CONTEXTS_DIR, latestStateResolvers, stable } from "./support/fixtures";
-import { type Backend, startApp, startBackend, testSettings } from "./support/harness";
-import { testEngine } from "./support/settings";
+import { createDocumentLoader } from "../src/verification/document-loader.ts";
+import { createTokenVerifier } from "../src/verification/token-verifier.ts";
+import { ANY_PROOF_AGE_MS, FIXTURE_CONTEXTS_DIR, latestStateResolvers, stable } from "./support/fixtures.ts";
+import { type Backend, startApp, startBackend, testSettings } from "./support/harness.ts";
+import { testEngine } from "./support/settings.ts";
 
 let backend: Backend;
 let app: HttpApp;

@@ -3,17 +3,17 @@ import { createMetrics, startTelemetry } from "@humanpass/telemetry";
 import { sampleValue, unboundedLabels } from "@humanpass/testing";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { insertSession } from "../src/db/sessions";
-import { createVerificationPool, type VerificationPool } from "../src/verification/verification-pool";
+import { insertSession } from "../src/db/sessions.ts";
+import { createVerificationPool, type VerificationPool } from "../src/verification/verification-pool.ts";
 import {
   ANY_PROOF_AGE_MS,
   beta1,
   FIXTURE_CONTEXTS_DIR,
   latestStateResolvers,
   stable,
-} from "./support/fixtures";
-import { type Backend, startApp, startBackend, testClock } from "./support/harness";
-import { testEngine } from "./support/settings";
+} from "./support/fixtures.ts";
+import { type Backend, startApp, startBackend, testClock } from "./support/harness.ts";
+import { testEngine } from "./support/settings.ts";
 
 const exporter = new InMemorySpanExporter();
 // Before the app is built: Fastify's instrumentation joins apps created from now on.

@@ -25,11 +25,11 @@ import { promisify } from "node:util";
 import { createDb, type Kysely, migrateToLatest, sql } from "@humanpass/db";
 import { eventually, freePort, TcpProxy, testTopology } from "@humanpass/testing";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { migrations } from "../src/db/migrations";
-import { SCHEMA, type VerifierDatabase } from "../src/db/schema";
-import { createSession } from "../src/db/sessions";
-import { recordVerification } from "../src/db/verifications";
-import type { AuthorizationRequest } from "../src/verification/token-verifier";
+import { migrations } from "../src/db/migrations/index.ts";
+import { SCHEMA, type VerifierDatabase } from "../src/db/schema.ts";
+import { createSession } from "../src/db/sessions.ts";
+import { recordVerification } from "../src/db/verifications.ts";
+import type { AuthorizationRequest } from "../src/verification/token-verifier.ts";
 
 const run = promisify(execFile);
 const WORKERS = 8;

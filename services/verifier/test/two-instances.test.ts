@@ -3,8 +3,8 @@ import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { eventually } from "@humanpass/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Backend, startBackend, verifierEvents } from "./support/harness";
-import { SAME_PERSON } from "./support/settings";
+import { type Backend, startBackend, verifierEvents } from "./support/harness.ts";
+import { SAME_PERSON } from "./support/settings.ts";
 
 const processScript = fileURLToPath(new URL("./support/verifier-process.ts", import.meta.url));
 let backend: Backend;

@@ -1,10 +1,10 @@
 import type { Kysely } from "@humanpass/db";
 import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
 import type { Logger } from "@humanpass/telemetry";
-import { type Clock, systemClock } from "./clock";
-import type { WebhooksDb } from "./db/schema";
-import type { AddressPolicy } from "./delivery/address-policy";
-import { endpointRoutes } from "./routes/endpoints";
+import { type Clock, systemClock } from "./clock.ts";
+import type { WebhooksDb } from "./db/schema.ts";
+import type { AddressPolicy } from "./delivery/address-policy.ts";
+import { endpointRoutes } from "./routes/endpoints.ts";
 
 export interface AppDeps {
   logger: Logger;

@@ -1,13 +1,13 @@
 import { splitList } from "@humanpass/config";
 import { runService } from "@humanpass/service";
-import { buildApp } from "./app";
-import { systemClock } from "./clock";
-import { WebhooksEnv } from "./config";
-import { migrations } from "./db/migrations";
-import { SCHEMA } from "./db/schema";
-import { createAddressPolicy } from "./delivery/address-policy";
-import { createDeliveryWorker } from "./delivery/worker";
-import { startIngest } from "./events/ingest";
+import { buildApp } from "./app.ts";
+import { systemClock } from "./clock.ts";
+import { WebhooksEnv } from "./config.ts";
+import { migrations } from "./db/migrations/index.ts";
+import { SCHEMA } from "./db/schema.ts";
+import { createAddressPolicy } from "./delivery/address-policy.ts";
+import { createDeliveryWorker } from "./delivery/worker.ts";
+import { startIngest } from "./events/ingest.ts";
 
 await runService({
   name: "webhooks",

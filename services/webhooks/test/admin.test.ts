@@ -1,7 +1,7 @@
 import { createCloudEvent, verifyWebhook, WebhookVerificationError } from "@humanpass/events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAddressPolicy, createDeliveryWorker } from "../src";
-import { enqueueDeliveries } from "../src/db/deliveries";
+import { createAddressPolicy, createDeliveryWorker } from "../src/index.ts";
+import { enqueueDeliveries } from "../src/db/deliveries.ts";
 import {
   adminApp,
   auth,
@@ -11,7 +11,7 @@ import {
   recordedMetrics,
   setUp,
   startReceiver,
-} from "./harness";
+} from "./harness.ts";
 
 let harness: Harness;
 beforeAll(async () => {

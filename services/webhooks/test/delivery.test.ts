@@ -2,7 +2,7 @@ import { type CloudEvent, createCloudEvent, subjectOf, verifyWebhook } from "@hu
 import { eventually } from "@humanpass/testing";
 import { jetstream } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAddressPolicy, createDeliveryWorker, startIngest } from "../src";
+import { createAddressPolicy, createDeliveryWorker, startIngest } from "../src/index.ts";
 import {
   adminApp,
   auth,
@@ -12,7 +12,7 @@ import {
   recordedMetrics,
   setUp,
   startReceiver,
-} from "./harness";
+} from "./harness.ts";
 
 const EVENTS = 1_000;
 const MINUTE = 60_000;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseSince, parseTailArgs } from "./args";
-import { parseDeadLettersArgs } from "./dead-letters";
+import { parseSince, parseTailArgs } from "./args.ts";
+import { parseDeadLettersArgs } from "./dead-letters.ts";
 
 const now = new Date("2026-11-22T12:00:00.000Z");
 

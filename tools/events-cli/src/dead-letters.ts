@@ -1,6 +1,6 @@
 import { listDeadLetters, replayDeadLetter, type StoredDeadLetter } from "@humanpass/event-bus";
 import { connect } from "@nats-io/transport-node";
-import { natsCredentials, parseConnectionArgs, UsageError } from "./args";
+import { natsCredentials, parseConnectionArgs, UsageError } from "./args.ts";
 
 export interface DeadLettersOptions {
   replay: false | "all" | number[];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatJson, formatPretty } from "./format";
+import { formatJson, formatPretty } from "./format.ts";
 
 const received = {
   stream: "PAYMENTS",

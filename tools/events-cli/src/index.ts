@@ -1,5 +1,5 @@
-export { parseSince, parseTailArgs, type TailOptions } from "./args";
-export { type DeadLettersOptions, deadLetters, parseDeadLettersArgs } from "./dead-letters";
-export { formatJson, formatPretty, type ReceivedEvent } from "./format";
-export { intersectSubjects, planConsumers } from "./subjects";
-export { tail } from "./tail";
+export { parseSince, parseTailArgs, type TailOptions } from "./args.ts";
+export { type DeadLettersOptions, deadLetters, parseDeadLettersArgs } from "./dead-letters.ts";
+export { formatJson, formatPretty, type ReceivedEvent } from "./format.ts";
+export { intersectSubjects, planConsumers } from "./subjects.ts";
+export { tail } from "./tail.ts";

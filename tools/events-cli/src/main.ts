@@ -1,6 +1,6 @@
-import { parseTailArgs, USAGE, UsageError } from "./args";
-import { deadLetters, parseDeadLettersArgs } from "./dead-letters";
-import { tail } from "./tail";
+import { parseTailArgs, USAGE, UsageError } from "./args.ts";
+import { deadLetters, parseDeadLettersArgs } from "./dead-letters.ts";
+import { tail } from "./tail.ts";
 
 /** `humanpass <group> <command> …`; returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { intersectSubjects, planConsumers } from "./subjects";
+import { intersectSubjects, planConsumers } from "./subjects.ts";
 
 describe("intersectSubjects", () => {
   it.each([

@@ -1,9 +1,9 @@
 import { STREAMS, type StreamName, streamName, streamSubjects } from "@humanpass/event-bus";
 import { type ConsumerMessages, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { natsCredentials, type TailOptions } from "./args";
-import { formatJson, formatPretty, type ReceivedEvent } from "./format";
-import { type ConsumerPlan, planConsumers, type StreamSubjects } from "./subjects";
+import { natsCredentials, type TailOptions } from "./args.ts";
+import { formatJson, formatPretty, type ReceivedEvent } from "./format.ts";
+import { type ConsumerPlan, planConsumers, type StreamSubjects } from "./subjects.ts";
 
 export interface TailIo {
   out: (line: string) => void;

@@ -1,4 +1,4 @@
-import { logsOf } from "./compose-test/docker";
+import { logsOf } from "./compose-test/docker.ts";
 
 /** What the devnet container logs once it is ready (deploy/devnet/serve.ts). */
 export interface DevnetSummary {

@@ -4,11 +4,11 @@
 // the `devnet ready` line of its log.
 import path from "node:path";
 import { didFromAddress } from "@humanpass/identity";
-import { type DevnetSummary, devnetSummary } from "./compose-devnet";
-import { recordDemoHumans } from "./demo-humans";
-import { REPO_ROOT } from "./processes";
-import { DEMO_NULLIFIER_SESSION_ID, SERVICE_NAMES, type ServiceName } from "./stack";
-import { STACK_FILE, writeStackFile } from "./stack-file";
+import { type DevnetSummary, devnetSummary } from "./compose-devnet.ts";
+import { recordDemoHumans } from "./demo-humans.ts";
+import { REPO_ROOT } from "./processes.ts";
+import { DEMO_NULLIFIER_SESSION_ID, SERVICE_NAMES, type ServiceName } from "./stack.ts";
+import { STACK_FILE, writeStackFile } from "./stack-file.ts";
 
 const env = process.env;
 const port = (name: string, fallback: number) => Number(env[name] || fallback);

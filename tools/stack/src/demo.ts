@@ -12,7 +12,7 @@ import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { createPublicClient, erc20Abi, formatUnits, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { readStackFile } from "./stack-file";
+import { readStackFile } from "./stack-file.ts";
 
 const stack = readStackFile();
 if (!stack) {

@@ -1,5 +1,5 @@
 // make down: stops the stack that make up started (its own process stops the services and the devnet).
-import { readStackFile, removeStackFile } from "./stack-file";
+import { readStackFile, removeStackFile } from "./stack-file.ts";
 
 const file = readStackFile();
 if (!file) {

@@ -4,8 +4,8 @@ export {
   type ServiceProcess,
   startServiceProcess,
   waitUntilReady,
-} from "./processes";
-export { dashboardExpressions, metricNames, withGrafanaVariables } from "./promql";
+} from "./processes.ts";
+export { dashboardExpressions, metricNames, withGrafanaVariables } from "./promql.ts";
 export {
   DEFAULT_PORTS,
   randomPrefix,
@@ -14,4 +14,4 @@ export {
   type Stack,
   type StackOptions,
   startStack,
-} from "./stack";
+} from "./stack.ts";

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { REPO_ROOT } from "./processes";
-import type { ServiceName } from "./stack";
+import { REPO_ROOT } from "./processes.ts";
+import type { ServiceName } from "./stack.ts";
 
 /** `make up` writes .run/stack.json; `make compose-up` its own file, passed on as HUMANPASS_STACK_FILE. */
 export const STACK_FILE = path.resolve(REPO_ROOT, process.env.HUMANPASS_STACK_FILE || ".run/stack.json");

@@ -4,15 +4,15 @@ import path from "node:path";
 import { ensureDatabase } from "@humanpass/db";
 import { type DemoSeed, type Devnet, mine, seedDemo, startDevnet } from "@humanpass/devnet";
 import { freePort } from "@humanpass/testing/ports";
-import { recordDemoHumans } from "./demo-humans";
-import { type DevnetFacilitator, startDevnetFacilitator } from "./facilitator";
+import { recordDemoHumans } from "./demo-humans.ts";
+import { type DevnetFacilitator, startDevnetFacilitator } from "./facilitator.ts";
 import {
   type LogSink,
   REPO_ROOT,
   type ServiceProcess,
   startServiceProcess,
   waitUntilReady,
-} from "./processes";
+} from "./processes.ts";
 
 export const SERVICE_NAMES = [
   "chain-indexer",

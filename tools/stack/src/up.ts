@@ -1,7 +1,7 @@
 // make up: the whole stack on this machine with demo data, until Ctrl-C (or make down).
 import { didFromAddress } from "@humanpass/identity";
-import { DEV_WEBHOOKS_ADMIN_TOKEN, SERVICE_NAMES, startStack } from "./stack";
-import { readStackFile, removeStackFile, writeStackFile } from "./stack-file";
+import { DEV_WEBHOOKS_ADMIN_TOKEN, SERVICE_NAMES, startStack } from "./stack.ts";
+import { readStackFile, removeStackFile, writeStackFile } from "./stack-file.ts";
 
 const COLORS = [36, 35, 33, 32, 34, 91];
 const width = Math.max(...SERVICE_NAMES.map((n) => n.length));

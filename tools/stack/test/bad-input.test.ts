@@ -8,7 +8,7 @@ import net from "node:net";
 import { networkInterfaces } from "node:os";
 import { createTestDatabase, TcpProxy, type TestDatabase, testNatsUrl } from "@humanpass/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { randomPrefix, SERVICE_NAMES, type ServiceName, type Stack, startStack } from "../src/stack";
+import { randomPrefix, SERVICE_NAMES, type ServiceName, type Stack, startStack } from "../src/stack.ts";
 
 const REQUEST_TIMEOUT_MS = 2_000;
 const HANDLER_TIMEOUT_MS = 8_000;

@@ -10,7 +10,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../src/processes";
+import { REPO_ROOT } from "../src/processes.ts";
 
 const dir = mkdtempSync(path.join(tmpdir(), "fake-docker-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -9,8 +9,8 @@ import { connectTestNats, createTestDatabase, type TestDatabase, testNatsUrl } f
 import { jetstreamManager } from "@nats-io/jetstream";
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { REPO_ROOT } from "../src/processes";
-import { randomPrefix, SERVICE_NAMES, type Stack, startStack } from "../src/stack";
+import { REPO_ROOT } from "../src/processes.ts";
+import { randomPrefix, SERVICE_NAMES, type Stack, startStack } from "../src/stack.ts";
 
 const NEXT_RELEASE_MIGRATION = "9999_next_release";
 const SCHEMAS = ["verifier", "chain_indexer", "attestations", "agent_auth", "payment_gateway", "webhooks"];

@@ -28,8 +28,8 @@ import { freePort } from "@humanpass/testing/ports";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { erc20Abi } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../src/processes";
-import { randomPrefix, type Stack, startStack } from "../src/stack";
+import { REPO_ROOT } from "../src/processes.ts";
+import { randomPrefix, type Stack, startStack } from "../src/stack.ts";
 
 const run = promisify(execFile);
 const SDK_PACKAGES = ["identity", "attestations-client", "human-proof", "x402-fastify"];

@@ -23,8 +23,8 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import { erc20Abi } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ReceivedSpan, startOtlpReceiver } from "../src/otlp-receiver";
-import { randomPrefix, type Stack, startStack } from "../src/stack";
+import { type ReceivedSpan, startOtlpReceiver } from "../src/otlp-receiver.ts";
+import { randomPrefix, type Stack, startStack } from "../src/stack.ts";
 
 let database: TestDatabase;
 let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;

@@ -27,8 +27,8 @@ import { DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../src/processes";
-import { DEV_WEBHOOKS_ADMIN_TOKEN, randomPrefix, type Stack, startStack } from "../src/stack";
+import { REPO_ROOT } from "../src/processes.ts";
+import { DEV_WEBHOOKS_ADMIN_TOKEN, randomPrefix, type Stack, startStack } from "../src/stack.ts";
 
 const run = promisify(execFile);
 const CLAIMS = 200;

@@ -5,10 +5,10 @@ import {
   humanFromAddress,
   ownershipAttestation,
   startAttestationsApiStandIn,
-} from "../../test/attestations-api-stand-in";
-import { account } from "../../test/proof-fixtures";
-import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants";
-import { checkAttestation } from "./check-attestation";
+} from "../../test/attestations-api-stand-in.ts";
+import { account } from "../../test/proof-fixtures.ts";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants.ts";
+import { checkAttestation } from "./check-attestation.ts";
 
 const human = humanFromAddress(account(1000).address);
 const paired = didFromAddress(account(1).address, "main");

@@ -1,5 +1,5 @@
 import { AttestationsApiError } from "@humanpass/attestations-client";
-import { type AttestationsApiOptions, attestationsClient } from "../common/attestations";
+import { type AttestationsApiOptions, attestationsClient } from "../common/attestations.ts";
 
 export type CheckAttestationOptions = Pick<
   AttestationsApiOptions,

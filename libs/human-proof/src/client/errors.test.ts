@@ -1,7 +1,7 @@
 import { encodePaymentRequiredHeader } from "@x402/core/http";
 import type { PaymentRequired } from "@x402/core/types";
 import { describe, expect, it } from "vitest";
-import { isMaxUseExceededError } from "./errors";
+import { isMaxUseExceededError } from "./errors.ts";
 
 const paymentRequired = (error: string): PaymentRequired => ({
   x402Version: 2,

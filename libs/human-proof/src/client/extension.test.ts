@@ -6,12 +6,12 @@ import {
   humanFromAddress,
   ownershipAttestation,
   startAttestationsApiStandIn,
-} from "../../test/attestations-api-stand-in";
-import { account, challenge, RESOURCE } from "../../test/proof-fixtures";
-import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants";
-import { agentDidFromAddress } from "../server/verify-request";
-import { createHumanProofExtension, MissingAttestationsError } from "./extension";
-import { createAttestationAwareSelector } from "./selector";
+} from "../../test/attestations-api-stand-in.ts";
+import { account, challenge, RESOURCE } from "../../test/proof-fixtures.ts";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants.ts";
+import { agentDidFromAddress } from "../server/verify-request.ts";
+import { createHumanProofExtension, MissingAttestationsError } from "./extension.ts";
+import { createAttestationAwareSelector } from "./selector.ts";
 
 const paired = account(1);
 const unpaired = account(2);

@@ -1,12 +1,12 @@
 import type { ClientExtension, ClientExtensionHooks, HTTPClientExtensionHooks } from "@x402/core/client";
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
-import { HUMAN_PROOF } from "../common/constants";
-import type { HumanProofChallenge } from "../common/types";
-import { agentDidFromAddress } from "../server/verify-request";
-import { checkAttestation } from "./check-attestation";
-import { isMaxUseExceededError } from "./errors";
-import { type AttestationAwareSelector, requiredAttestationsOf } from "./selector";
-import { challengeRefusal, type EVMSigner, signHumanProofChallengeEVM } from "./sign";
+import { HUMAN_PROOF } from "../common/constants.ts";
+import type { HumanProofChallenge } from "../common/types.ts";
+import { agentDidFromAddress } from "../server/verify-request.ts";
+import { checkAttestation } from "./check-attestation.ts";
+import { isMaxUseExceededError } from "./errors.ts";
+import { type AttestationAwareSelector, requiredAttestationsOf } from "./selector.ts";
+import { challengeRefusal, type EVMSigner, signHumanProofChallengeEVM } from "./sign.ts";
 
 export type HumanProofClientExtensionOptions = {
   /** Attestations list endpoint for the pre-signing check made when no `selector` is given. */

@@ -6,10 +6,10 @@ import {
   humanFromAddress,
   ownershipAttestation,
   startAttestationsApiStandIn,
-} from "../../test/attestations-api-stand-in";
-import { account } from "../../test/proof-fixtures";
-import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants";
-import { createAttestationAwareSelector } from "./selector";
+} from "../../test/attestations-api-stand-in.ts";
+import { account } from "../../test/proof-fixtures.ts";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants.ts";
+import { createAttestationAwareSelector } from "./selector.ts";
 
 const REVIEW = `0x${"ab".repeat(32)}`;
 const human = humanFromAddress(account(1000).address);

@@ -1,6 +1,6 @@
 import type { PaymentRequired, PaymentRequirements } from "@x402/core/types";
-import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants";
-import { type CheckAttestationOptions, checkAttestation } from "./check-attestation";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants.ts";
+import { type CheckAttestationOptions, checkAttestation } from "./check-attestation.ts";
 
 export type AttestationAwareSelector = {
   /** Synchronous selector for `new x402Client(selector)`. */

@@ -1,7 +1,7 @@
 import { recoverMessageAddress } from "viem";
 import { describe, expect, it } from "vitest";
-import { account, CHAIN, challenge, RESOURCE } from "../../test/proof-fixtures";
-import { signHumanProofChallengeEVM, signHumanProofChallengeEVMUnchecked } from "./sign";
+import { account, CHAIN, challenge, RESOURCE } from "../../test/proof-fixtures.ts";
+import { signHumanProofChallengeEVM, signHumanProofChallengeEVMUnchecked } from "./sign.ts";
 
 const agent = account(1);
 const forUs = { resourceUrl: RESOURCE };

@@ -1,5 +1,5 @@
-import { formatSIWEMessage } from "../common/message";
-import type { HumanProofChallenge } from "../common/types";
+import { formatSIWEMessage } from "../common/message.ts";
+import type { HumanProofChallenge } from "../common/types.ts";
 
 /** Any EOA signer: viem account or wallet client, ethers signer, or a custom one. */
 export type EVMSigner = {

@@ -3,7 +3,7 @@ import {
   createAttestationsClient,
   endpointsOf,
 } from "@humanpass/attestations-client";
-import { DEFAULT_ATTESTATIONS_API_BASE_URL, DEFAULT_NULLIFIER_API_BASE_URL } from "./constants";
+import { DEFAULT_ATTESTATIONS_API_BASE_URL, DEFAULT_NULLIFIER_API_BASE_URL } from "./constants.ts";
 
 /** Where the SDK finds the attestations API (spec 2) and how patiently it asks. */
 export type AttestationsApiOptions = {

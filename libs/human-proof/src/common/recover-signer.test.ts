@@ -1,7 +1,7 @@
 import { type Hex, recoverMessageAddress, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
-import { recoverMessageSigner } from "./recover-signer";
+import { recoverMessageSigner } from "./recover-signer.ts";
 
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 

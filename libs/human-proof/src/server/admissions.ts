@@ -4,7 +4,7 @@ import type {
   NonceStore,
   ProofAdmission,
   ProofAdmissions,
-} from "./types";
+} from "./types.ts";
 
 export type SequentialAdmissionsOptions = {
   nonceStore: NonceStore;

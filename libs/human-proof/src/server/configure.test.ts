@@ -1,10 +1,10 @@
 import { x402ResourceServer } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { describe, expect, it } from "vitest";
-import type { HumanProofChallenge } from "../common/types";
-import { configureHumanProofServer } from "./configure";
-import { declareHumanProofExtension } from "./declare";
-import { createPoUVerifier } from "./verifier";
+import type { HumanProofChallenge } from "../common/types.ts";
+import { configureHumanProofServer } from "./configure.ts";
+import { declareHumanProofExtension } from "./declare.ts";
+import { createPoUVerifier } from "./verifier.ts";
 
 const CUSTOM_SCHEMA = `0x${"12".repeat(32)}`;
 

@@ -1,8 +1,8 @@
 import type { x402ResourceServer } from "@x402/core/server";
 import type { PaymentPayload } from "@x402/core/types";
-import { HUMAN_PROOF } from "../common/constants";
-import { createChallengeNonces } from "./challenge-nonces";
-import { type CreateHumanProofExtensionOptions, createHumanProofExtension } from "./extension";
+import { HUMAN_PROOF } from "../common/constants.ts";
+import { createChallengeNonces } from "./challenge-nonces.ts";
+import { type CreateHumanProofExtensionOptions, createHumanProofExtension } from "./extension.ts";
 import {
   type CreateVerifyHumanProofHookOptions,
   createAfterVerifyFailureRollbackHook,
@@ -10,8 +10,8 @@ import {
   createVerifiedPaymentCanceledRollbackHook,
   createVerifyFailureRollbackHook,
   createVerifyHumanProofHook,
-} from "./hooks";
-import { createPoUVerifier } from "./verifier";
+} from "./hooks.ts";
+import { createPoUVerifier } from "./verifier.ts";
 
 export type ConfigureHumanProofServerOptions = CreateVerifyHumanProofHookOptions & {
   extensionOptions?: CreateHumanProofExtensionOptions;

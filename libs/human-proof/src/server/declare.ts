@@ -1,4 +1,4 @@
-import { HUMAN_PROOF } from "../common/constants";
+import { HUMAN_PROOF } from "../common/constants.ts";
 
 export type DeclareHumanProofOptions = {
   /** Text shown to the signer. */

@@ -1,10 +1,10 @@
 import { x402ResourceServer } from "@x402/core/server";
 import type { PaymentRequiredContext, PaymentRequirements } from "@x402/core/types";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants";
-import type { HumanProofChallenge } from "../common/types";
-import { declareHumanProofExtension } from "./declare";
-import { createHumanProofExtension } from "./extension";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants.ts";
+import type { HumanProofChallenge } from "../common/types.ts";
+import { declareHumanProofExtension } from "./declare.ts";
+import { createHumanProofExtension } from "./extension.ts";
 
 const requirement = (network: string): PaymentRequirements => ({
   scheme: "exact",

@@ -1,9 +1,9 @@
 import type { PaymentRequiredContext, ResourceServerExtension } from "@x402/core/types";
-import { DEFAULT_AGENT_OWNERSHIP_SCHEMA, HUMAN_PROOF } from "../common/constants";
-import type { HumanProofChallenge, HumanProofExtensionInfo } from "../common/types";
-import { type ChallengeNonces, createChallengeNonces } from "./challenge-nonces";
-import { buildHumanProofSchema } from "./challenge-schema";
-import { type DeclareHumanProofOptions, isHumanProofDeclaration } from "./declare";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA, HUMAN_PROOF } from "../common/constants.ts";
+import type { HumanProofChallenge, HumanProofExtensionInfo } from "../common/types.ts";
+import { type ChallengeNonces, createChallengeNonces } from "./challenge-nonces.ts";
+import { buildHumanProofSchema } from "./challenge-schema.ts";
+import { type DeclareHumanProofOptions, isHumanProofDeclaration } from "./declare.ts";
 
 export type CreateHumanProofExtensionOptions = {
   /** Must match the verifier's ownership schema when customised. */

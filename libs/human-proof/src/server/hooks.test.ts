@@ -2,20 +2,20 @@ import { didFromAddress } from "@humanpass/identity";
 import type { VerifyContext } from "@x402/core/server";
 import type { PaymentRequirements } from "@x402/core/types";
 import { describe, expect, it } from "vitest";
-import { account, challenge, RESOURCE, registry, resolutionFor, sign } from "../../test/proof-fixtures";
-import { signHumanProofChallengeEVMUnchecked } from "../client/sign";
-import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants";
-import { createChallengeNonces } from "./challenge-nonces";
-import { declareHumanProofExtension } from "./declare";
+import { account, challenge, RESOURCE, registry, resolutionFor, sign } from "../../test/proof-fixtures.ts";
+import { signHumanProofChallengeEVMUnchecked } from "../client/sign.ts";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants.ts";
+import { createChallengeNonces } from "./challenge-nonces.ts";
+import { declareHumanProofExtension } from "./declare.ts";
 import {
   createAfterVerifyFailureRollbackHook,
   createSettleFailureRollbackHook,
   createVerifiedPaymentCanceledRollbackHook,
   createVerifyFailureRollbackHook,
   createVerifyHumanProofHook,
-} from "./hooks";
-import { InMemoryHumanUsageStorage } from "./memory-stores";
-import type { HumanProofEvent, PoUVerifier, ProofAdmission } from "./types";
+} from "./hooks.ts";
+import { InMemoryHumanUsageStorage } from "./memory-stores.ts";
+import type { HumanProofEvent, PoUVerifier, ProofAdmission } from "./types.ts";
 
 const agent = account(1);
 const secondAgentOfSameHuman = account(3);

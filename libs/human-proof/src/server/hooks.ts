@@ -6,11 +6,11 @@ import type {
   OnVerifyFailureHook,
   VerifyContext,
 } from "@x402/core/server";
-import { HUMAN_PROOF } from "../common/constants";
-import { eventsOf, sequentialAdmissions } from "./admissions";
-import { type ChallengeNonces, createChallengeNonces } from "./challenge-nonces";
-import { expectedSigningTerms } from "./extension";
-import { InMemoryNonceStore } from "./memory-stores";
+import { HUMAN_PROOF } from "../common/constants.ts";
+import { eventsOf, sequentialAdmissions } from "./admissions.ts";
+import { type ChallengeNonces, createChallengeNonces } from "./challenge-nonces.ts";
+import { expectedSigningTerms } from "./extension.ts";
+import { InMemoryNonceStore } from "./memory-stores.ts";
 import type {
   HumanProofEvent,
   HumanUsageStorage,
@@ -20,10 +20,10 @@ import type {
   PoUVerifierOptions,
   ProofAdmission,
   ProofAdmissions,
-} from "./types";
-import { recordReservation, releaseReservation } from "./usage-reservations";
-import { createPoUVerifier } from "./verifier";
-import { type HumanProofRefusalReason, parseIsoDate, verifyProof } from "./verify-request";
+} from "./types.ts";
+import { recordReservation, releaseReservation } from "./usage-reservations.ts";
+import { createPoUVerifier } from "./verifier.ts";
+import { type HumanProofRefusalReason, parseIsoDate, verifyProof } from "./verify-request.ts";
 
 /** Every reason the before-verify hook can abort with (x402 puts it in the 402's payment-required `error`). */
 export type HumanProofHookReason =

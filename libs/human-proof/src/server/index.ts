@@ -5,17 +5,17 @@ export {
   DEFAULT_NULLIFIER_API_BASE_URL,
   HUMAN_PROOF,
   HUMAN_PROOF_HEADER,
-} from "../common/constants";
-export { formatSIWEMessage, type SignedMessageFields } from "../common/message";
-export { recoverMessageSigner } from "../common/recover-signer";
+} from "../common/constants.ts";
+export { formatSIWEMessage, type SignedMessageFields } from "../common/message.ts";
+export { recoverMessageSigner } from "../common/recover-signer.ts";
 export type {
   HumanProofChallenge,
   HumanProofExtensionInfo,
   HumanProofPayload,
   SignatureType,
   SupportedChain,
-} from "../common/types";
-export { maxUseExceededEvent, type SequentialAdmissionsOptions, sequentialAdmissions } from "./admissions";
+} from "../common/types.ts";
+export { maxUseExceededEvent, type SequentialAdmissionsOptions, sequentialAdmissions } from "./admissions.ts";
 export {
   CHALLENGE_NONCE_PATTERN,
   type ChallengeNonceOptions,
@@ -23,19 +23,19 @@ export {
   createChallengeNonces,
   MIN_NONCE_KEY_LENGTH,
   type NonceTerms,
-} from "./challenge-nonces";
-export { buildHumanProofSchema } from "./challenge-schema";
-export { type ConfigureHumanProofServerOptions, configureHumanProofServer } from "./configure";
+} from "./challenge-nonces.ts";
+export { buildHumanProofSchema } from "./challenge-schema.ts";
+export { type ConfigureHumanProofServerOptions, configureHumanProofServer } from "./configure.ts";
 export {
   type DeclareHumanProofOptions,
   declareHumanProofExtension,
   type HumanProofDeclaration,
-} from "./declare";
+} from "./declare.ts";
 export {
   type CreateHumanProofExtensionOptions,
   createHumanProofExtension,
   HUMAN_PROOF_DYNAMIC_INFO_FIELDS,
-} from "./extension";
+} from "./extension.ts";
 export {
   type CreateAfterVerifyFailureRollbackHookOptions,
   type CreateSettleFailureRollbackHookOptions,
@@ -50,12 +50,12 @@ export {
   DEFAULT_MAX_PROOF_AGE_SECONDS,
   type HumanProofHookReason,
   type RollbackHookOptions,
-} from "./hooks";
-export { type CachingPoUVerifier, cachePositiveLookups, type LookupCacheOptions } from "./lookup-cache";
-export { InMemoryHumanUsageStorage, InMemoryNonceStore } from "./memory-stores";
-export { DEFAULT_PAYWALL_HTML, paywallInstructions } from "./paywall";
-export { PublicHTTPResourceServer, type PublicHTTPResourceServerOptions } from "./public-http-server";
-export { type Stablecoin, stablecoinMoneyParser } from "./stablecoin";
+} from "./hooks.ts";
+export { type CachingPoUVerifier, cachePositiveLookups, type LookupCacheOptions } from "./lookup-cache.ts";
+export { InMemoryHumanUsageStorage, InMemoryNonceStore } from "./memory-stores.ts";
+export { DEFAULT_PAYWALL_HTML, paywallInstructions } from "./paywall.ts";
+export { PublicHTTPResourceServer, type PublicHTTPResourceServerOptions } from "./public-http-server.ts";
+export { type Stablecoin, stablecoinMoneyParser } from "./stablecoin.ts";
 export type {
   AdmissionOutcome,
   HumanNotRegisteredEvent,
@@ -70,8 +70,8 @@ export type {
   PoUVerifierOptions,
   ProofAdmission,
   ProofAdmissions,
-} from "./types";
-export { createPoUVerifier } from "./verifier";
+} from "./types.ts";
+export { createPoUVerifier } from "./verifier.ts";
 export {
   agentDidFromAddress,
   type HumanProofAllowed,
@@ -80,4 +80,4 @@ export {
   type HumanProofRequestResult,
   parseHumanProofHeader,
   verifyHumanProofRequest,
-} from "./verify-request";
+} from "./verify-request.ts";

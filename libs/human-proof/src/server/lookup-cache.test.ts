@@ -1,8 +1,8 @@
 import { didFromAddress } from "@humanpass/identity";
 import { describe, expect, it } from "vitest";
-import { account, registry, resolutionFor } from "../../test/proof-fixtures";
-import { cachePositiveLookups } from "./lookup-cache";
-import type { HumanResolution } from "./types";
+import { account, registry, resolutionFor } from "../../test/proof-fixtures.ts";
+import { cachePositiveLookups } from "./lookup-cache.ts";
+import type { HumanResolution } from "./types.ts";
 
 const agent = account(1);
 const did = didFromAddress(agent.address, "main");

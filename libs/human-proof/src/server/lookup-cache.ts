@@ -1,5 +1,5 @@
 import { HumanCache, type HumanCacheOptions, type Revocation } from "@humanpass/attestations-client";
-import type { PoUVerifier } from "./types";
+import type { PoUVerifier } from "./types.ts";
 
 export type LookupCacheOptions = HumanCacheOptions;
 

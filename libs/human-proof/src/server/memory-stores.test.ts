@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { InMemoryHumanUsageStorage, InMemoryNonceStore } from "./memory-stores";
-import { paywallInstructions } from "./paywall";
+import { InMemoryHumanUsageStorage, InMemoryNonceStore } from "./memory-stores.ts";
+import { paywallInstructions } from "./paywall.ts";
 
 describe("InMemoryHumanUsageStorage", () => {
   it("increments only below maxUse and decrements only above zero, per (human, scope)", async () => {

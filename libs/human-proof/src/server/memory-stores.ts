@@ -1,4 +1,4 @@
-import type { HumanUsageStorage, NonceStore } from "./types";
+import type { HumanUsageStorage, NonceStore } from "./types.ts";
 
 /**
  * Development only: counters live in this process, are lost on restart and are not shared between

@@ -1,6 +1,6 @@
 import { ExactEvmScheme } from "@x402/evm/exact/server";
 import { describe, expect, it } from "vitest";
-import { stablecoinMoneyParser } from "./stablecoin";
+import { stablecoinMoneyParser } from "./stablecoin.ts";
 
 const USDC = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 

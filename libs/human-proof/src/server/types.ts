@@ -1,5 +1,5 @@
 import type { HumanResolution } from "@humanpass/attestations-client";
-import type { AttestationsApiOptions } from "../common/attestations";
+import type { AttestationsApiOptions } from "../common/attestations.ts";
 
 export type { HumanResolution };
 

@@ -1,4 +1,4 @@
-import type { HumanUsageStorage } from "./types";
+import type { HumanUsageStorage } from "./types.ts";
 
 type Reservation = { humanId: string; scope: string };
 

@@ -6,13 +6,13 @@ import {
   humanFromAddress,
   ownershipAttestation,
   startAttestationsApiStandIn,
-} from "../../test/attestations-api-stand-in";
+} from "../../test/attestations-api-stand-in.ts";
 import {
   DEFAULT_AGENT_OWNERSHIP_SCHEMA,
   DEFAULT_ATTESTATIONS_API_BASE_URL,
   DEFAULT_NULLIFIER_API_BASE_URL,
-} from "../common/constants";
-import { createPoUVerifier } from "./verifier";
+} from "../common/constants.ts";
+import { createPoUVerifier } from "./verifier.ts";
 
 const address = (n: number) => privateKeyToAddress(`0x${n.toString(16).padStart(64, "0")}`);
 const human = humanFromAddress(address(1000));

@@ -1,7 +1,7 @@
 import { createHumanLookup } from "@humanpass/attestations-client";
-import { attestationsClient } from "../common/attestations";
-import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants";
-import type { PoUVerifier, PoUVerifierOptions } from "./types";
+import { attestationsClient } from "../common/attestations.ts";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants.ts";
+import type { PoUVerifier, PoUVerifierOptions } from "./types.ts";
 
 /**
  * Resolves an agent DID to its human through the attestations API: the most recent ownership record, then that

@@ -1,8 +1,8 @@
 import { didFromAddress } from "@humanpass/identity";
 import { describe, expect, it } from "vitest";
-import { account, RESOURCE, registry, resolutionFor, sign, tamper } from "../../test/proof-fixtures";
-import type { HumanProofEvent } from "./types";
-import { parseHumanProofHeader, verifyHumanProofRequest } from "./verify-request";
+import { account, RESOURCE, registry, resolutionFor, sign, tamper } from "../../test/proof-fixtures.ts";
+import type { HumanProofEvent } from "./types.ts";
+import { parseHumanProofHeader, verifyHumanProofRequest } from "./verify-request.ts";
 
 const agent = account(1);
 const stranger = account(2);

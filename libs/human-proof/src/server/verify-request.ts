@@ -1,10 +1,10 @@
 import { didFromAddress } from "@humanpass/identity";
 import { isAddress } from "viem";
-import { boundedMemo } from "../common/bounded-memo";
-import { formatSIWEMessage } from "../common/message";
-import { recoverMessageSigner } from "../common/recover-signer";
-import type { HumanProofPayload } from "../common/types";
-import type { HumanResolution, OnHumanProofEvent, PoUVerifier } from "./types";
+import { boundedMemo } from "../common/bounded-memo.ts";
+import { formatSIWEMessage } from "../common/message.ts";
+import { recoverMessageSigner } from "../common/recover-signer.ts";
+import type { HumanProofPayload } from "../common/types.ts";
+import type { HumanResolution, OnHumanProofEvent, PoUVerifier } from "./types.ts";
 
 export type HumanProofRefusalReason =
   | "missing_header"

@@ -5,7 +5,7 @@ import {
   type HumanLookup,
 } from "@humanpass/attestations-client";
 import type { Logger } from "@humanpass/telemetry";
-import type { Clock } from "../clock";
+import type { Clock } from "../clock.ts";
 
 export interface RegistryOptions {
   /** The attestations API's origin (`ATTESTATIONS_API_URL`, no `/api/v1`). */

@@ -1,7 +1,7 @@
 import type { Kysely } from "@humanpass/db";
 import type { HumanResolution } from "@humanpass/human-proof";
-import type { AgentAuthDb, ClaimPath } from "../db/schema";
-import type { ClaimEvents } from "../events/claim-events";
+import type { AgentAuthDb, ClaimPath } from "../db/schema.ts";
+import type { ClaimEvents } from "../events/claim-events.ts";
 
 export interface ClaimRecorder {
   /**

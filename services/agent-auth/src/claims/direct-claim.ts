@@ -1,9 +1,9 @@
 import type { HumanLookup } from "@humanpass/attestations-client";
 import { agentDidFromAddress, recoverMessageSigner } from "@humanpass/human-proof";
 import type { Logger } from "@humanpass/telemetry";
-import type { NonceStore } from "../nonces/nonce-store";
-import type { ClaimRecorder } from "./accept-claim";
-import { refuse } from "./refusals";
+import type { NonceStore } from "../nonces/nonce-store.ts";
+import type { ClaimRecorder } from "./accept-claim.ts";
+import { refuse } from "./refusals.ts";
 
 export interface DirectClaimDeps {
   nonces: NonceStore;

@@ -2,10 +2,10 @@ import type { HumanLookup } from "@humanpass/attestations-client";
 import { type HumanProofChallenge, type PoUVerifier, verifyHumanProofRequest } from "@humanpass/human-proof";
 import { addressFromDid } from "@humanpass/identity";
 import type { Logger } from "@humanpass/telemetry";
-import type { PublicTerms } from "../config";
-import type { NonceStore } from "../nonces/nonce-store";
-import type { ClaimRecorder } from "./accept-claim";
-import { refuse } from "./refusals";
+import type { PublicTerms } from "../config.ts";
+import type { NonceStore } from "../nonces/nonce-store.ts";
+import type { ClaimRecorder } from "./accept-claim.ts";
+import { refuse } from "./refusals.ts";
 
 export interface HelperClaimDeps {
   terms: PublicTerms;

@@ -1,5 +1,5 @@
 import type { HumanProofChallenge } from "@humanpass/human-proof";
-import type { PublicTerms } from "../config";
+import type { PublicTerms } from "../config.ts";
 
 /**
  * The text an agent signs on the direct path: the application's domain, the resource, the nonce and the

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Kysely } from "@humanpass/db";
-import type { Clock } from "../clock";
-import type { AgentAuthDb, ClaimPath } from "../db/schema";
+import type { Clock } from "../clock.ts";
+import type { AgentAuthDb, ClaimPath } from "../db/schema.ts";
 
 /** Spec 3: a nonce is good for 5 minutes after it was issued. */
 export const NONCE_LIFETIME_MS = 300_000;

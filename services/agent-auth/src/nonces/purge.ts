@@ -1,5 +1,5 @@
 import type { Logger } from "@humanpass/telemetry";
-import type { NonceStore } from "./nonce-store";
+import type { NonceStore } from "./nonce-store.ts";
 
 /** Deletes expired nonces every `intervalMs`; a failed round is logged and the next one tries again. */
 export function startNoncePurge(

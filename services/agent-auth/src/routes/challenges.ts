@@ -1,7 +1,7 @@
 import { type HttpApp, Type } from "@humanpass/http";
-import type { PublicTerms } from "../config";
-import { directChallengeMessage, helperChallenge } from "../nonces/challenges";
-import type { NonceStore } from "../nonces/nonce-store";
+import type { PublicTerms } from "../config.ts";
+import { directChallengeMessage, helperChallenge } from "../nonces/challenges.ts";
+import type { NonceStore } from "../nonces/nonce-store.ts";
 
 const SupportedChain = Type.Object({ chainId: Type.String(), type: Type.String() });
 

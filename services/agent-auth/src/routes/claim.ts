@@ -1,8 +1,8 @@
 import { ErrorBody, type HttpApp, HttpError, Type } from "@humanpass/http";
 import { HUMAN_PROOF_HEADER } from "@humanpass/human-proof";
 import type { Counter } from "@humanpass/telemetry";
-import type { DirectClaimResult } from "../claims/direct-claim";
-import type { HelperClaimResult } from "../claims/helper-claim";
+import type { DirectClaimResult } from "../claims/direct-claim.ts";
+import type { HelperClaimResult } from "../claims/helper-claim.ts";
 
 const HEADER = HUMAN_PROOF_HEADER.toLowerCase();
 

@@ -1,6 +1,6 @@
-import type { BatchedReads, BatchedRow } from "./batched-reads";
-import { read, type Statement } from "./read";
-import { SCHEMAS_VERSION_SQL, type SchemaCatalog, withSchema } from "./schema-catalog";
+import type { BatchedReads, BatchedRow } from "./batched-reads.ts";
+import { read, type Statement } from "./read.ts";
+import { SCHEMAS_VERSION_SQL, type SchemaCatalog, withSchema } from "./schema-catalog.ts";
 import type {
   AttestationFilter,
   AttestationListRow,
@@ -9,7 +9,7 @@ import type {
   PageRequest,
   Queryable,
   StoredAttestation,
-} from "./types";
+} from "./types.ts";
 
 /** Each filter column and the short code naming it in statement names (Postgres cuts names at 63 bytes). */
 const FILTER_CODES: Record<FilterColumn, string> = {

@@ -1,5 +1,5 @@
-import { read, type Statement } from "./read";
-import type { Queryable } from "./types";
+import { read, type Statement } from "./read.ts";
+import type { Queryable } from "./types.ts";
 
 /** Most requests one statement answers together; larger bursts take several. */
 const MAX_BATCH = 64;

@@ -1,7 +1,7 @@
-import { pageOfAttestations as attestationPage, matched } from "./attestation-pages";
-import { BatchedReads } from "./batched-reads";
-import { read, type Statement } from "./read";
-import { SCHEMAS_VERSION_SQL, SchemaCatalog, withSchema } from "./schema-catalog";
+import { pageOfAttestations as attestationPage, matched } from "./attestation-pages.ts";
+import { BatchedReads } from "./batched-reads.ts";
+import { read, type Statement } from "./read.ts";
+import { SCHEMAS_VERSION_SQL, SchemaCatalog, withSchema } from "./schema-catalog.ts";
 import type {
   AttestationFilter,
   AttestationListRow,
@@ -11,7 +11,7 @@ import type {
   PageRequest,
   Queryable,
   SchemaRow,
-} from "./types";
+} from "./types.ts";
 
 /** What the read functions run on: the pool, its batched page reads, and the schemas held in memory for lists. */
 export interface Reader {

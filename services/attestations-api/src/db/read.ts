@@ -1,5 +1,5 @@
 import { HttpError } from "@humanpass/http";
-import type { Queryable } from "./types";
+import type { Queryable } from "./types.ts";
 
 /** A read statement and the name each pooled connection prepares it under (a name stands for one text only). */
 export interface Statement {

@@ -1,5 +1,5 @@
-import { read, type Statement } from "./read";
-import type { AttestationListRow, Queryable, SchemaInfo, StoredAttestation } from "./types";
+import { read, type Statement } from "./read.ts";
+import type { AttestationListRow, Queryable, SchemaInfo, StoredAttestation } from "./types.ts";
 
 interface Snapshot {
   version: bigint;

@@ -1,4 +1,4 @@
-import { DEFAULT_READ_TIMEOUT_MS } from "../config";
+import { DEFAULT_READ_TIMEOUT_MS } from "../config.ts";
 
 /**
  * The session settings of the service's pool. Reads run cached generic plans only: their statements are written

@@ -9,7 +9,7 @@ import type {
 } from "@humanpass/event-bus";
 import type { RawBuilder } from "kysely";
 import { getAddress } from "viem";
-import type { Database } from "../db/types";
+import type { Database } from "../db/types.ts";
 
 type Trx = Transaction<Database> | Kysely<Database>;
 

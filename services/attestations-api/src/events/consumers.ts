@@ -6,7 +6,7 @@ import {
   type Topology,
 } from "@humanpass/event-bus";
 import type { Logger, Meter } from "@humanpass/telemetry";
-import { applyChainEvent, applyVerifierEvent } from "./apply";
+import { applyChainEvent, applyVerifierEvent } from "./apply.ts";
 
 export interface ReadModelDurables {
   chain: string;

@@ -1,8 +1,8 @@
 import { type Kysely, sql } from "@humanpass/db";
 import { jetstreamManager, type NatsConnection, streamName, type Topology } from "@humanpass/event-bus";
 import type { Logger } from "@humanpass/telemetry";
-import { READ_MODEL_TABLES } from "../db/types";
-import { DEFAULT_DURABLES, type ReadModelDurables, startReadModelConsumers } from "../events/consumers";
+import { READ_MODEL_TABLES } from "../db/types.ts";
+import { DEFAULT_DURABLES, type ReadModelDurables, startReadModelConsumers } from "../events/consumers.ts";
 
 export interface RebuildOptions {
   db: Kysely<any>;

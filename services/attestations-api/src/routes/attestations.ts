@@ -1,9 +1,9 @@
 import { type HttpApp, HttpError } from "@humanpass/http";
 import { Type } from "@sinclair/typebox";
-import { findAttestation, pageOfAttestations } from "../db/queries";
-import type { AttestationFilter, FilterColumn } from "../db/types";
-import { attestationItem, attestationSingle, envelope } from "../present";
-import type { RouteDeps } from "./context";
+import { findAttestation, pageOfAttestations } from "../db/queries.ts";
+import type { AttestationFilter, FilterColumn } from "../db/types.ts";
+import { attestationItem, attestationSingle, envelope } from "../present.ts";
+import type { RouteDeps } from "./context.ts";
 import {
   AttestationEnvelope,
   AttestationFiltersQuery,
@@ -11,7 +11,7 @@ import {
   ErrorBody,
   Hex32,
   pageRequest,
-} from "./shapes";
+} from "./shapes.ts";
 
 type Filters = typeof AttestationFiltersQuery.static;
 

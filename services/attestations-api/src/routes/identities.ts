@@ -2,10 +2,10 @@ import { type HttpApp, HttpError } from "@humanpass/http";
 import { identityKind } from "@humanpass/identity";
 import { Type } from "@sinclair/typebox";
 import { getAddress } from "viem";
-import { pageOfAttestations } from "../db/queries";
-import type { AttestationFilter } from "../db/types";
-import { attestationItem, envelope } from "../present";
-import type { RouteDeps } from "./context";
+import { pageOfAttestations } from "../db/queries.ts";
+import type { AttestationFilter } from "../db/types.ts";
+import { attestationItem, envelope } from "../present.ts";
+import type { RouteDeps } from "./context.ts";
 import {
   AttestationListItem,
   DID_PATTERN,
@@ -13,7 +13,7 @@ import {
   ErrorBody,
   PagingOnlyQuery,
   pageRequest,
-} from "./shapes";
+} from "./shapes.ts";
 
 const DID_REGEX = new RegExp(DID_PATTERN);
 const IDENTITY_MESSAGE = "identity must be a DID, an Ethereum address or an iden3 ID (decimal)";

@@ -1,8 +1,8 @@
 import { type HttpApp, HttpError } from "@humanpass/http";
 import { Type } from "@sinclair/typebox";
-import { findNullifier } from "../db/queries";
-import type { RouteDeps } from "./context";
-import { ErrorBody, Nullifier } from "./shapes";
+import { findNullifier } from "../db/queries.ts";
+import type { RouteDeps } from "./context.ts";
+import { ErrorBody, Nullifier } from "./shapes.ts";
 
 export async function nullifierRoutes(app: HttpApp, reader: RouteDeps): Promise<void> {
   app.get(

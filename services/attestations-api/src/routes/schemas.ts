@@ -1,8 +1,8 @@
 import { type HttpApp, HttpError } from "@humanpass/http";
 import { Type } from "@sinclair/typebox";
-import { findSchema, pageOfAttestations, pageOfSchemas } from "../db/queries";
-import { attestationItem, envelope, schemaItem, schemaSingle } from "../present";
-import type { RouteDeps } from "./context";
+import { findSchema, pageOfAttestations, pageOfSchemas } from "../db/queries.ts";
+import { attestationItem, envelope, schemaItem, schemaSingle } from "../present.ts";
+import type { RouteDeps } from "./context.ts";
 import {
   Envelope,
   ErrorBody,
@@ -11,7 +11,7 @@ import {
   pageRequest,
   SchemaListItem,
   SchemaSingle,
-} from "./shapes";
+} from "./shapes.ts";
 
 export async function schemaRoutes(app: HttpApp, reader: RouteDeps): Promise<void> {
   app.get(

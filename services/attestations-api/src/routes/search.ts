@@ -1,11 +1,11 @@
 import type { HttpApp } from "@humanpass/http";
 import { Type } from "@sinclair/typebox";
-import { findAttestation, findSchema, findSchemasByName, identitySides } from "../db/queries";
-import type { SchemaRow } from "../db/types";
-import { schemaFields } from "../decode";
-import type { RouteDeps } from "./context";
-import { resolveIdentity } from "./identities";
-import { ErrorBody, SearchResults } from "./shapes";
+import { findAttestation, findSchema, findSchemasByName, identitySides } from "../db/queries.ts";
+import type { SchemaRow } from "../db/types.ts";
+import { schemaFields } from "../decode.ts";
+import type { RouteDeps } from "./context.ts";
+import { resolveIdentity } from "./identities.ts";
+import { ErrorBody, SearchResults } from "./shapes.ts";
 
 const MAX_NAME_MATCHES = 20;
 const HEX32 = /^0x[0-9a-fA-F]{64}$/;

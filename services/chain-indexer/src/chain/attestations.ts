@@ -1,6 +1,6 @@
 import type { Address, Hex } from "viem";
-import { attestationRegistryAbi } from "./abi";
-import type { ChainClient } from "./client";
+import { attestationRegistryAbi } from "./abi.ts";
+import type { ChainClient } from "./client.ts";
 
 export type OnChainAttestation = Awaited<ReturnType<typeof readAttestationBatch>>[number];
 

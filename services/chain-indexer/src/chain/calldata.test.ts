@@ -9,8 +9,8 @@ import {
   zeroHash,
 } from "viem";
 import { describe, expect, it } from "vitest";
-import { recordAttestationAbi } from "./abi";
-import { type AttestationRequest, decodeRecordCall } from "./calldata";
+import { recordAttestationAbi } from "./abi.ts";
+import { type AttestationRequest, decodeRecordCall } from "./calldata.ts";
 
 const request = (n: number): AttestationRequest => ({
   schemaId: `0x${n.toString(16).padStart(64, "0")}` as Hex,

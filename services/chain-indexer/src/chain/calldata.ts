@@ -1,6 +1,6 @@
 import { type Address, type Hex, toFunctionSelector } from "viem";
-import { recordAttestationAbi } from "./abi";
-import { AbiWords, MalformedAbiError } from "./abi-words";
+import { recordAttestationAbi } from "./abi.ts";
+import { AbiWords, MalformedAbiError } from "./abi-words.ts";
 
 export interface AttestationRequest {
   schemaId: Hex;

@@ -1,5 +1,5 @@
 import type { Hex } from "viem";
-import type { ChainClient } from "./client";
+import type { ChainClient } from "./client.ts";
 
 export interface BlockHeader {
   number: bigint;

@@ -9,8 +9,8 @@ import {
   toHex,
 } from "viem";
 import { describe, expect, it } from "vitest";
-import { indexedEventsAbi } from "./abi";
-import { decodeRecorded, type RegistryLog, wholeBlocksWithin } from "./logs";
+import { indexedEventsAbi } from "./abi.ts";
+import { decodeRecorded, type RegistryLog, wholeBlocksWithin } from "./logs.ts";
 
 const logsIn = (...blocks: number[]) => blocks.map((b) => ({ blockNumber: BigInt(b) }) as RegistryLog);
 

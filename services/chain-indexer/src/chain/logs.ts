@@ -9,10 +9,10 @@ import {
   type RpcLog,
   toEventSelector,
 } from "viem";
-import { indexedEventsAbi } from "./abi";
-import { AbiWords, MalformedAbiError } from "./abi-words";
-import type { ChainClient } from "./client";
-import { isResponseTooLarge } from "./retry";
+import { indexedEventsAbi } from "./abi.ts";
+import { AbiWords, MalformedAbiError } from "./abi-words.ts";
+import type { ChainClient } from "./client.ts";
+import { isResponseTooLarge } from "./retry.ts";
 
 export type RegistryLog = ParseEventLogsReturnType<
   typeof indexedEventsAbi,

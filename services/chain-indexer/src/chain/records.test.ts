@@ -1,10 +1,10 @@
 import { encodeFunctionData, getAddress, type Hex, keccak256, toHex, zeroAddress, zeroHash } from "viem";
 import { describe, expect, it } from "vitest";
-import { recordAttestationAbi } from "./abi";
-import type { AttestationRequest } from "./calldata";
-import type { BlockHeader } from "./headers";
-import { type RecordedLog, rebuildRecords } from "./records";
-import type { ChainTransaction } from "./transactions";
+import { recordAttestationAbi } from "./abi.ts";
+import type { AttestationRequest } from "./calldata.ts";
+import type { BlockHeader } from "./headers.ts";
+import { type RecordedLog, rebuildRecords } from "./records.ts";
+import type { ChainTransaction } from "./transactions.ts";
 
 const registry = getAddress(`0x${"5e".repeat(20)}`);
 const multicall = getAddress("0xca11bde05977b3631167028862be2a173976ca11");

@@ -1,9 +1,9 @@
 import { type Address, getAddress, type Hex, zeroAddress } from "viem";
-import type { OnChainAttestation } from "./attestations";
-import { type AttestationRequest, decodeRecordCall } from "./calldata";
-import type { BlockHeader } from "./headers";
-import type { RegistryLog } from "./logs";
-import type { ChainTransaction } from "./transactions";
+import type { OnChainAttestation } from "./attestations.ts";
+import { type AttestationRequest, decodeRecordCall } from "./calldata.ts";
+import type { BlockHeader } from "./headers.ts";
+import type { RegistryLog } from "./logs.ts";
+import type { ChainTransaction } from "./transactions.ts";
 
 export type RecordedLog = Extract<RegistryLog, { eventName: "AttestationRecorded" }>;
 

@@ -1,8 +1,8 @@
 import pino from "pino";
 import { HttpRequestError, RpcRequestError, TimeoutError } from "viem";
 import { describe, expect, it } from "vitest";
-import { isRangeRefused } from "./logs";
-import { backoffDelay, rpcErrorReason, withRetry } from "./retry";
+import { isRangeRefused } from "./logs.ts";
+import { backoffDelay, rpcErrorReason, withRetry } from "./retry.ts";
 
 const policy = { baseMs: 100, maxMs: 1_000 };
 

@@ -1,6 +1,6 @@
 import type { Address, Hex } from "viem";
-import type { ChainClient } from "./client";
-import { isResponseTooLarge } from "./retry";
+import type { ChainClient } from "./client.ts";
+import { isResponseTooLarge } from "./retry.ts";
 
 /** What the indexer needs of a transaction to rebuild records from its calldata. */
 export interface ChainTransaction {

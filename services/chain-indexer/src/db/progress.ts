@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from "@humanpass/db";
 import type { Hex } from "viem";
-import type { ChainIndexerDb, EmittedKind } from "./schema";
+import type { ChainIndexerDb, EmittedKind } from "./schema.ts";
 
 export interface Cursor {
   blockNumber: bigint;

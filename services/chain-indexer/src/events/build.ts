@@ -5,10 +5,10 @@ import type {
   SchemaRegisteredData,
 } from "@humanpass/event-bus";
 import { getAddress, type Hex } from "viem";
-import type { OnChainAttestation } from "../chain/attestations";
-import type { BlockHeader } from "../chain/headers";
-import type { RegistryLog } from "../chain/logs";
-import type { EmittedRecord } from "../db/progress";
+import type { OnChainAttestation } from "../chain/attestations.ts";
+import type { BlockHeader } from "../chain/headers.ts";
+import type { RegistryLog } from "../chain/logs.ts";
+import type { EmittedRecord } from "../db/progress.ts";
 
 export const SOURCE = "chain-indexer";
 

@@ -1,7 +1,7 @@
 import type { Kysely } from "@humanpass/db";
 import type { Logger } from "@humanpass/telemetry";
-import { throttledPurge } from "./expiry-purge";
-import type { Database } from "./types";
+import { throttledPurge } from "./expiry-purge.ts";
+import type { Database } from "./types.ts";
 
 export type Authorization = { network: string; asset: string; payer: string; nonce: string; expiresAt: Date };
 

@@ -8,8 +8,8 @@ import {
   type ProofAdmissions,
 } from "@humanpass/human-proof";
 import type { Logger } from "@humanpass/telemetry";
-import { checkedPaymentEvent, paymentEventOf } from "../events/payment-events";
-import { throttledPurge } from "./expiry-purge";
+import { checkedPaymentEvent, paymentEventOf } from "../events/payment-events.ts";
+import { throttledPurge } from "./expiry-purge.ts";
 
 /** The admission of one proof, its values: nonce, expiry, human, scope, whether a use is counted, maxUse, events. */
 const ADMIT = `

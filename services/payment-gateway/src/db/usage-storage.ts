@@ -1,6 +1,6 @@
 import { type Kysely, sql } from "@humanpass/db";
 import type { HumanUsageStorage } from "@humanpass/human-proof";
-import type { Database } from "./types";
+import type { Database } from "./types.ts";
 
 /**
  * Per-human usage counters shared by every gateway instance. Each method is one statement, so concurrent

@@ -1,6 +1,6 @@
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { checkedPaymentEvent, paymentEventOf } from "./payment-events";
+import { checkedPaymentEvent, paymentEventOf } from "./payment-events.ts";
 
 function capturingLogger() {
   const lines: Record<string, unknown>[] = [];

@@ -14,7 +14,7 @@ import type { HumanProofEvent } from "@humanpass/human-proof";
 import type { Logger } from "@humanpass/telemetry";
 import type { TSchema } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
-import { SERVICE_NAME } from "../config";
+import { SERVICE_NAME } from "../config.ts";
 
 /** The gateway's events (stream PAYMENTS) and their payloads, as in the catalog. */
 export interface PaymentEventData {

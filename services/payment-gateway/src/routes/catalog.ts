@@ -1,5 +1,5 @@
 import type { HttpApp } from "@humanpass/http";
-import type { RoutesConfigFile } from "../routes-file";
+import type { RoutesConfigFile } from "../routes-file.ts";
 
 /** What can be bought here, for people and agents discovering the gateway. */
 export async function catalogRoutes(app: HttpApp, routesFile: RoutesConfigFile): Promise<void> {

@@ -1,7 +1,7 @@
 import { type HttpApp, HttpError } from "@humanpass/http";
 import { payerOf } from "@humanpass/x402-fastify";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { PaidRouteConfig } from "../routes-file";
+import type { PaidRouteConfig } from "../routes-file.ts";
 
 const DEFAULT_UPSTREAM_TIMEOUT_MS = 10_000;
 const FORWARDED_REQUEST_HEADERS = ["accept", "accept-language", "content-type", "user-agent"];

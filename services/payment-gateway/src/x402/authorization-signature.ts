@@ -2,7 +2,7 @@ import type { BeforeVerifyHook } from "@x402/core/server";
 import type { PaymentRequirements } from "@x402/core/types";
 import { authorizationTypes } from "@x402/evm";
 import { type Hex, isAddressEqual, recoverTypedDataAddress } from "viem";
-import { type Authorization, MALFORMED_PAYMENT } from "./payment-shape";
+import { type Authorization, MALFORMED_PAYMENT } from "./payment-shape.ts";
 
 const CHAIN_ID = /^eip155:([0-9]{1,15})$/;
 

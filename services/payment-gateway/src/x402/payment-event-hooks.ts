@@ -2,7 +2,7 @@ import { fastifyRequestOf, payerOf, withoutSecrets } from "@humanpass/x402-fasti
 import type { HTTPTransportContext, x402ResourceServer } from "@x402/core/server";
 import type { PaymentPayload } from "@x402/core/types";
 import type { FastifyRequest } from "fastify";
-import type { PaymentEvents } from "../events/payment-events";
+import type { PaymentEvents } from "../events/payment-events.ts";
 
 type DeepPayload = { readonly resource?: { readonly url?: string }; readonly payload: unknown };
 

@@ -20,20 +20,20 @@ import {
 import type { Network } from "@x402/core/types";
 import { convertToTokenAmount } from "@x402/core/utils";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
-import type { PaymentReservations } from "../db/payment-reservations";
-import type { PaymentEvents } from "../events/payment-events";
+import type { PaymentReservations } from "../db/payment-reservations.ts";
+import type { PaymentEvents } from "../events/payment-events.ts";
 import {
   type AssetConfig,
   OWNERSHIP_PLACEHOLDER,
   type PaidRouteConfig,
   type RoutesConfigFile,
   type TierConfig,
-} from "../routes-file";
-import { refuseForgedAuthorizationBeforeLookup } from "./authorization-signature";
-import { registerPaymentEventHooks } from "./payment-event-hooks";
-import { refuseMalformedPayment } from "./payment-shape";
-import { humanIdOf, rememberHumanId } from "./request-humans";
-import { reserveAuthorization } from "./reserve-authorization";
+} from "../routes-file.ts";
+import { refuseForgedAuthorizationBeforeLookup } from "./authorization-signature.ts";
+import { registerPaymentEventHooks } from "./payment-event-hooks.ts";
+import { refuseMalformedPayment } from "./payment-shape.ts";
+import { humanIdOf, rememberHumanId } from "./request-humans.ts";
+import { reserveAuthorization } from "./reserve-authorization.ts";
 
 export interface PaymentServerOptions {
   routesFile: RoutesConfigFile;

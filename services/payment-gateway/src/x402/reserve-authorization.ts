@@ -1,7 +1,7 @@
 import type { Logger } from "@humanpass/telemetry";
 import type { AfterVerifyHook, BeforeSettleHook } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
-import type { PaymentReservations } from "../db/payment-reservations";
+import type { PaymentReservations } from "../db/payment-reservations.ts";
 
 /** The reason a second copy of a payment already being served is refused with. */
 export const DUPLICATE_PAYMENT = "duplicate_payment";

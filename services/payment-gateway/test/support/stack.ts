@@ -39,15 +39,15 @@ import { createEvmFacilitatorClient } from "@humanpass/x402-fastify";
 import type { FacilitatorClient } from "@x402/core/server";
 import pino from "pino";
 import type { Address, Hex } from "viem";
-import { buildApp } from "../../src/app";
-import { SCHEMA } from "../../src/config";
-import { migrations } from "../../src/db/migrations";
-import { PostgresPaymentReservations } from "../../src/db/payment-reservations";
-import { PostgresProofAdmissions } from "../../src/db/proof-admissions";
-import { PostgresHumanUsageStorage } from "../../src/db/usage-storage";
-import { outboxPaymentEvents } from "../../src/events/payment-events";
-import { type PaidRouteConfig, parseRoutesFile, type RoutesConfigFile } from "../../src/routes-file";
-import { type AttestationsApi, startAttestationsApi } from "./attestations-api";
+import { buildApp } from "../../src/app.ts";
+import { SCHEMA } from "../../src/config.ts";
+import { migrations } from "../../src/db/migrations/index.ts";
+import { PostgresPaymentReservations } from "../../src/db/payment-reservations.ts";
+import { PostgresProofAdmissions } from "../../src/db/proof-admissions.ts";
+import { PostgresHumanUsageStorage } from "../../src/db/usage-storage.ts";
+import { outboxPaymentEvents } from "../../src/events/payment-events.ts";
+import { type PaidRouteConfig, parseRoutesFile, type RoutesConfigFile } from "../../src/routes-file.ts";
+import { type AttestationsApi, startAttestationsApi } from "./attestations-api.ts";
 
 /** The challenge-nonce key the gateways of a stack share, as replicas of one deployment do. */
 export const NONCE_KEY = "test-gateway-challenge-nonce-key-0001";

@@ -1,7 +1,7 @@
 import { randomInt } from "node:crypto";
 import type { Kysely } from "@humanpass/db";
-import type { AuthorizationRequest } from "../verification/token-verifier";
-import type { SessionStatus, VerifierDatabase } from "./schema";
+import type { AuthorizationRequest } from "../verification/token-verifier.ts";
+import type { SessionStatus, VerifierDatabase } from "./schema.ts";
 
 /**
  * Session ids are the proof request's `id`, which iden3comm wallets read as an unsigned 32-bit integer, so they

@@ -1,8 +1,8 @@
 import type { Kysely } from "@humanpass/db";
 import type { Topology } from "@humanpass/event-bus";
-import { enqueueUniquenessVerified } from "../events/uniqueness-verified";
-import type { VerifiedNullifier } from "../verification/token-verifier";
-import type { VerifierDatabase } from "./schema";
+import { enqueueUniquenessVerified } from "../events/uniqueness-verified.ts";
+import type { VerifiedNullifier } from "../verification/token-verifier.ts";
+import type { VerifierDatabase } from "./schema.ts";
 
 export type RecordOutcome = "recorded" | "already_verified" | "session_closed";
 

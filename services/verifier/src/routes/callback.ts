@@ -1,7 +1,7 @@
 import type { HttpApp } from "@humanpass/http";
 import { Type } from "@humanpass/http";
 import type { FastifyReply } from "fastify";
-import type { RouteDeps } from "./deps";
+import type { RouteDeps } from "./deps.ts";
 
 /** Spec 1 bodies, verbatim. */
 export const INVALID_SESSION = { error: "Invalid or expired sessionId" } as const;

@@ -1,7 +1,7 @@
 import { type HttpApp, HttpError, Type } from "@humanpass/http";
 import QRCode from "qrcode";
-import { demoPage } from "../demo/page";
-import type { RouteDeps } from "./deps";
+import { demoPage } from "../demo/page.ts";
+import type { RouteDeps } from "./deps.ts";
 
 /** A universal link with the request inline is about 1–2 kB; anything far larger is not ours. */
 const MAX_QR_DATA = 4096;

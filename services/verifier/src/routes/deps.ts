@@ -1,9 +1,13 @@
 import type { Counter, Histogram } from "@humanpass/telemetry";
-import type { Clock } from "../clock";
-import type { VerifierSettings } from "../config";
-import type { NewSession, ReportedStatus } from "../db/sessions";
-import type { RecordOutcome } from "../db/verifications";
-import type { AuthorizationRequest, TokenVerifier, VerifiedNullifier } from "../verification/token-verifier";
+import type { Clock } from "../clock.ts";
+import type { VerifierSettings } from "../config.ts";
+import type { NewSession, ReportedStatus } from "../db/sessions.ts";
+import type { RecordOutcome } from "../db/verifications.ts";
+import type {
+  AuthorizationRequest,
+  TokenVerifier,
+  VerifiedNullifier,
+} from "../verification/token-verifier.ts";
 
 /** What the routes use, already bound to the database and topology by the app factory. */
 export interface RouteDeps {

@@ -1,5 +1,5 @@
 import { type HttpApp, HttpError, Type } from "@humanpass/http";
-import type { RouteDeps } from "./deps";
+import type { RouteDeps } from "./deps.ts";
 
 const MAX_BIGINT = 2n ** 63n - 1n;
 

@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createDocumentLoader, createHttpDocumentFetcher, localFileNames } from "./document-loader";
+import { createDocumentLoader, createHttpDocumentFetcher, localFileNames } from "./document-loader.ts";
 
 const CID = "QmcUEDa42Er4nfNFmGQVjiNYFaik6kvNQjfTeBrdSx83At";
 

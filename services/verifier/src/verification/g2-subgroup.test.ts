@@ -1,9 +1,9 @@
 import * as mcl from "mcl-wasm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { beta1, decodeToken, stable } from "../../test/support/fixtures";
-import { twistPoints } from "../../test/support/twist-points";
-import { isInG2Subgroup, multiply } from "./g2-subgroup";
-import { initGroth16, SCALAR_FIELD_ORDER } from "./groth16-mcl";
+import { beta1, decodeToken, stable } from "../../test/support/fixtures.ts";
+import { twistPoints } from "../../test/support/twist-points.ts";
+import { isInG2Subgroup, multiply } from "./g2-subgroup.ts";
+import { initGroth16, SCALAR_FIELD_ORDER } from "./groth16-mcl.ts";
 
 /** The twist's cofactor and its prime factors: a point outside G2 has a component of one of these orders. */
 const COFACTOR = 21888242871839275222246405745257275088844257914179612981679871602714643921549n;

@@ -1,4 +1,4 @@
-import { MAX_BATCH } from "./engine";
+import { MAX_BATCH } from "./engine.ts";
 import {
   type BatchScalars,
   type Groth16Proof,
@@ -7,7 +7,7 @@ import {
   parseGroth16Proof,
   randomBatchScalars,
   verifyGroth16Batches,
-} from "./groth16-mcl";
+} from "./groth16-mcl.ts";
 
 /** Verifies one Groth16 proof; malformed input rejects, a well-formed proof that does not verify gives false. */
 export type Groth16Check = (

@@ -1,14 +1,14 @@
 import type { ProvingMethod, ZKProof } from "@iden3/js-jwz";
-import type { Groth16Check } from "./groth16-batcher";
+import type { Groth16Check } from "./groth16-batcher.ts";
 import {
   type Groth16VerificationKeyJson,
   initGroth16,
   type PreparedVerificationKey,
   prepareVerificationKey,
   verifyGroth16,
-} from "./groth16-mcl";
-import { type JsSdk, jsIden3Core, jsJwz, jsSdk } from "./iden3-modules";
-import { useNodeCryptoForJwzMessageHash } from "./jwz-message-hash";
+} from "./groth16-mcl.ts";
+import { type JsSdk, jsIden3Core, jsJwz, jsSdk } from "./iden3-modules.ts";
+import { useNodeCryptoForJwzMessageHash } from "./jwz-message-hash.ts";
 
 type ICircuitStorage = InstanceType<JsSdk["FSCircuitStorage"]>;
 type CircuitData = Awaited<ReturnType<ICircuitStorage["loadCircuitData"]>>;

@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as mcl from "mcl-wasm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { beta1, decodeToken, stable } from "../../test/support/fixtures";
-import { twistPoints } from "../../test/support/twist-points";
-import { createGroth16Batcher } from "./groth16-batcher";
+import { beta1, decodeToken, stable } from "../../test/support/fixtures.ts";
+import { twistPoints } from "../../test/support/twist-points.ts";
+import { createGroth16Batcher } from "./groth16-batcher.ts";
 import {
   type BatchScalars,
   type Groth16VerificationKeyJson,
@@ -19,8 +19,8 @@ import {
   verifyGroth16Batch,
   verifyGroth16Batches,
   verifyGroth16Each,
-} from "./groth16-mcl";
-import { jsJwz, libraryCircuitsDir } from "./iden3-modules";
+} from "./groth16-mcl.ts";
+import { jsJwz, libraryCircuitsDir } from "./iden3-modules.ts";
 
 interface FixtureProof {
   name: string;

@@ -1,7 +1,7 @@
 import { randomFillSync } from "node:crypto";
 import * as mcl from "mcl-wasm";
-import { isInG2Subgroup } from "./g2-subgroup";
-import { millerLoopVec } from "./mcl-miller-loop-vec";
+import { isInG2Subgroup } from "./g2-subgroup.ts";
+import { millerLoopVec } from "./mcl-miller-loop-vec.ts";
 
 /** Groth16 proof as snarkjs and iden3 JWZ tokens serialise it (decimal strings, projective z last). */
 export interface Groth16Proof {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { beta1, stable } from "../../test/support/fixtures";
-import { jsJwz } from "./iden3-modules";
-import { useNodeCryptoForJwzMessageHash } from "./jwz-message-hash";
+import { beta1, stable } from "../../test/support/fixtures.ts";
+import { jsJwz } from "./iden3-modules.ts";
+import { useNodeCryptoForJwzMessageHash } from "./jwz-message-hash.ts";
 
 describe("JWZ message hash through node:crypto", () => {
   it("equals js-jwz's own hash for the fixture tokens, on every call", async () => {

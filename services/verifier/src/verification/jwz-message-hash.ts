@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { SCALAR_FIELD_ORDER } from "./groth16-mcl";
-import { jsCrypto, jsIden3Core, jsJwz } from "./iden3-modules";
+import { SCALAR_FIELD_ORDER } from "./groth16-mcl.ts";
+import { jsCrypto, jsIden3Core, jsJwz } from "./iden3-modules.ts";
 
 type Token = InstanceType<typeof jsJwz.Token>;
 /** The parsed token's field that js-jwz hashes with its headers; `raw` is private in its typings. */

@@ -1,7 +1,7 @@
 import * as mcl from "mcl-wasm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { initGroth16 } from "./groth16-mcl";
-import { millerLoopVec } from "./mcl-miller-loop-vec";
+import { initGroth16 } from "./groth16-mcl.ts";
+import { millerLoopVec } from "./mcl-miller-loop-vec.ts";
 
 describe("mcl multi-Miller loop", () => {
   beforeAll(() => initGroth16());

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { jsCrypto } from "./iden3-modules";
-import { LruCache, memoizePoseidon } from "./poseidon-memo";
+import { jsCrypto } from "./iden3-modules.ts";
+import { LruCache, memoizePoseidon } from "./poseidon-memo.ts";
 
 describe("Poseidon memo", () => {
   it("returns what the library computes, for repeated and fresh inputs", () => {

@@ -1,4 +1,4 @@
-import { jsCrypto } from "./iden3-modules";
+import { jsCrypto } from "./iden3-modules.ts";
 
 /** Least-recently-used map: a hit moves the entry to the back, inserts past capacity drop the front. */
 export class LruCache<K, V> {

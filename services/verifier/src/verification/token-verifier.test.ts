@@ -7,16 +7,16 @@ import {
   stable,
   tokensWithInvalidAuthProof,
   tokenWithOneByteChanged,
-} from "../../test/support/fixtures";
-import { createDocumentLoader } from "./document-loader";
-import { VERIFIER_ENGINES } from "./engine";
-import { randomBatchScalars } from "./groth16-mcl";
+} from "../../test/support/fixtures.ts";
+import { createDocumentLoader } from "./document-loader.ts";
+import { VERIFIER_ENGINES } from "./engine.ts";
+import { randomBatchScalars } from "./groth16-mcl.ts";
 import {
   ATOMIC_QUERY_V3_CIRCUIT_IDS,
   type AuthorizationRequest,
   createTokenVerifier,
   type TokenVerifier,
-} from "./token-verifier";
+} from "./token-verifier.ts";
 
 const documentLoader = createDocumentLoader({ localDirs: [FIXTURE_CONTEXTS_DIR] });
 const stateResolvers = latestStateResolvers(stable.network, beta1.network);

@@ -2,9 +2,9 @@ import type {
   AuthorizationRequestMessage,
   AuthorizationResponseMessage,
 } from "@iden3/js-iden3-auth/node_modules/@0xpolygonid/js-sdk";
-import type { DocumentLoader } from "./document-loader";
-import type { VerifierEngine } from "./engine";
-import { createGroth16Batcher, type Groth16Batcher } from "./groth16-batcher";
+import type { DocumentLoader } from "./document-loader.ts";
+import type { VerifierEngine } from "./engine.ts";
+import { createGroth16Batcher, type Groth16Batcher } from "./groth16-batcher.ts";
 import {
   MclGroth16Prover,
   MemoizedCircuitStorage,
@@ -12,10 +12,10 @@ import {
   singleGroth16Check,
   useLibraryForJwzAuth,
   useMclForJwzAuth,
-} from "./groth16-iden3";
-import type { BatchScalars } from "./groth16-mcl";
-import { iden3Auth, jsIden3Core, jsSdk, libraryCircuitsDir } from "./iden3-modules";
-import { memoizePoseidon } from "./poseidon-memo";
+} from "./groth16-iden3.ts";
+import type { BatchScalars } from "./groth16-mcl.ts";
+import { iden3Auth, jsIden3Core, jsSdk, libraryCircuitsDir } from "./iden3-modules.ts";
+import { memoizePoseidon } from "./poseidon-memo.ts";
 
 export interface ResolvedState {
   latest: boolean;

@@ -6,10 +6,10 @@ import {
   FIXTURE_CONTEXTS_DIR,
   stable,
   tokensWithInvalidAuthProof,
-} from "../../test/support/fixtures";
-import { testEngine } from "../../test/support/settings";
-import type { ResolvedState } from "./token-verifier";
-import { createVerificationPool, type VerificationPool } from "./verification-pool";
+} from "../../test/support/fixtures.ts";
+import { testEngine } from "../../test/support/settings.ts";
+import type { ResolvedState } from "./token-verifier.ts";
+import { createVerificationPool, type VerificationPool } from "./verification-pool.ts";
 
 let rpcDown = false;
 const calls: string[] = [];

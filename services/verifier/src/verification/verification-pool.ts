@@ -3,15 +3,15 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Meter } from "@humanpass/telemetry";
 import { type Context, context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
-import type { RemoteDocumentFetcher } from "./document-loader";
-import { MAX_BATCH, type VerifierEngine } from "./engine";
+import type { RemoteDocumentFetcher } from "./document-loader.ts";
+import { MAX_BATCH, type VerifierEngine } from "./engine.ts";
 import type {
   AuthorizationRequest,
   StateResolvers,
   TokenVerifier,
   VerificationOutcome,
-} from "./token-verifier";
-import type { FromWorker, HostCall, ToWorker, WorkerSettings } from "./worker-protocol";
+} from "./token-verifier.ts";
+import type { FromWorker, HostCall, ToWorker, WorkerSettings } from "./worker-protocol.ts";
 
 export interface VerificationPoolOptions {
   /** Worker threads; defaults to the number of cores. */

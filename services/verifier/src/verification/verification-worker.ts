@@ -1,13 +1,13 @@
 import { setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
-import { createDocumentLoader } from "./document-loader";
+import { createDocumentLoader } from "./document-loader.ts";
 import {
   createTokenVerifier,
   type ResolvedState,
   type StateResolvers,
   type TokenVerifier,
-} from "./token-verifier";
-import type { FromWorker, HostCall, ToWorker, WorkerSettings } from "./worker-protocol";
+} from "./token-verifier.ts";
+import type { FromWorker, HostCall, ToWorker, WorkerSettings } from "./worker-protocol.ts";
 
 const port = parentPort;
 if (!port) throw new Error("verification-worker must run in a worker thread");

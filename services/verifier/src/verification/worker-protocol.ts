@@ -1,5 +1,5 @@
-import type { VerifierEngine } from "./engine";
-import type { AuthorizationRequest, ResolvedState, VerificationOutcome } from "./token-verifier";
+import type { VerifierEngine } from "./engine.ts";
+import type { AuthorizationRequest, ResolvedState, VerificationOutcome } from "./token-verifier.ts";
 
 /** What a verification thread needs to build its verifier; everything injectable stays in the main thread. */
 export interface WorkerSettings {

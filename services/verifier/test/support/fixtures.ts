@@ -4,7 +4,7 @@ import type {
   AuthorizationRequest,
   ResolvedState,
   StateResolvers,
-} from "../../src/verification/token-verifier";
+} from "../../src/verification/token-verifier.ts";
 
 /** The public iden3 V3 test vectors, with their provenance in the folder's README.md. */
 const FIXTURES = new URL("../fixtures/iden3-v3/", import.meta.url);

@@ -18,12 +18,12 @@ import {
   type TestDatabase,
   testTopology,
 } from "@humanpass/testing";
-import { buildVerifierApp } from "../../src/app";
-import type { Clock } from "../../src/clock";
-import { migrations } from "../../src/db/migrations";
-import { SCHEMA, type VerifierDatabase } from "../../src/db/schema";
-import type { TokenVerifier } from "../../src/verification/token-verifier";
-import { logger, testSettings } from "./settings";
+import { buildVerifierApp } from "../../src/app.ts";
+import type { Clock } from "../../src/clock.ts";
+import { migrations } from "../../src/db/migrations/index.ts";
+import { SCHEMA, type VerifierDatabase } from "../../src/db/schema.ts";
+import type { TokenVerifier } from "../../src/verification/token-verifier.ts";
+import { logger, testSettings } from "./settings.ts";
 
 export { logger, testSettings };
 

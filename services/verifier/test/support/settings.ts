@@ -1,6 +1,6 @@
 import { createLogger } from "@humanpass/telemetry";
-import type { VerifierSettings } from "../../src/config";
-import { VERIFIER_ENGINES, type VerifierEngine } from "../../src/verification/engine";
+import type { VerifierSettings } from "../../src/config.ts";
+import { VERIFIER_ENGINES, type VerifierEngine } from "../../src/verification/engine.ts";
 
 export const logger = createLogger({ name: "verifier-test", level: process.env.TEST_LOG_LEVEL ?? "silent" });
 

@@ -1,10 +1,10 @@
 // One verifier instance as its own process, for the multi-instance test: the real app, database and outbox,
 // with the verify step replaced by a double that says every token is the same person.
 import { createDb } from "@humanpass/db";
-import { buildVerifierApp } from "../../src/app";
-import { SCHEMA, type VerifierDatabase } from "../../src/db/schema";
-import type { TokenVerifier } from "../../src/verification/token-verifier";
-import { logger, SAME_PERSON, testSettings } from "./settings";
+import { buildVerifierApp } from "../../src/app.ts";
+import { SCHEMA, type VerifierDatabase } from "../../src/db/schema.ts";
+import type { TokenVerifier } from "../../src/verification/token-verifier.ts";
+import { logger, SAME_PERSON, testSettings } from "./settings.ts";
 
 const samePersonVerifier: TokenVerifier = {
   async verify(token, _request, sessionId) {

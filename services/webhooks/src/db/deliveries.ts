@@ -1,6 +1,6 @@
 import { type Kysely, sql, type Transaction } from "@humanpass/db";
 import type { CloudEvent } from "@humanpass/events";
-import type { WebhooksDb } from "./schema";
+import type { WebhooksDb } from "./schema.ts";
 
 export interface DeliveryKey {
   endpointId: string;

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from "@humanpass/db";
 import { createWebhookSecret } from "@humanpass/events";
-import type { WebhooksDb } from "./schema";
+import type { WebhooksDb } from "./schema.ts";
 
 export interface Endpoint {
   id: string;

@@ -1,7 +1,7 @@
 import http from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
-import { type AddressPolicy, RefusedAddressError } from "./address-policy";
+import { type AddressPolicy, RefusedAddressError } from "./address-policy.ts";
 
 export interface SendResult {
   ok: boolean;

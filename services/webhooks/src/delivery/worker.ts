@@ -1,13 +1,13 @@
 import type { Kysely } from "@humanpass/db";
 import { signWebhook } from "@humanpass/events";
 import type { Logger } from "@humanpass/telemetry";
-import type { Clock } from "../clock";
-import { type ClaimedDelivery, claimDue, recordOutcome } from "../db/deliveries";
-import type { WebhooksDb } from "../db/schema";
-import type { AddressPolicy } from "./address-policy";
-import { retryDelayMs } from "./backoff";
-import { createDeliveryMetrics, type DeliveryMetrics } from "./metrics";
-import { send } from "./send";
+import type { Clock } from "../clock.ts";
+import { type ClaimedDelivery, claimDue, recordOutcome } from "../db/deliveries.ts";
+import type { WebhooksDb } from "../db/schema.ts";
+import type { AddressPolicy } from "./address-policy.ts";
+import { retryDelayMs } from "./backoff.ts";
+import { createDeliveryMetrics, type DeliveryMetrics } from "./metrics.ts";
+import { send } from "./send.ts";
 
 export interface DeliveryWorkerOptions {
   db: Kysely<WebhooksDb>;

@@ -8,9 +8,9 @@ import {
   type Topology,
 } from "@humanpass/event-bus";
 import type { Logger } from "@humanpass/telemetry";
-import type { Clock } from "../clock";
-import { enqueueDeliveries } from "../db/deliveries";
-import type { WebhooksDb } from "../db/schema";
+import type { Clock } from "../clock.ts";
+import { enqueueDeliveries } from "../db/deliveries.ts";
+import type { WebhooksDb } from "../db/schema.ts";
 
 /**
  * One durable per stream turns each event into a pending delivery for every endpoint subscribed to its subject,

@@ -2,17 +2,17 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { Kysely } from "@humanpass/db";
 import { EVENTS, STREAMS, type StreamName } from "@humanpass/events";
 import { ErrorBody, type HttpApp, HttpError, Type } from "@humanpass/http";
-import type { Clock } from "../clock";
-import { listDeadLetters, replayDeadLetters } from "../db/deliveries";
+import type { Clock } from "../clock.ts";
+import { listDeadLetters, replayDeadLetters } from "../db/deliveries.ts";
 import {
   createEndpoint,
   deleteEndpoint,
   listEndpoints,
   retirePreviousSecrets,
   rotateSecret,
-} from "../db/endpoints";
-import type { WebhooksDb } from "../db/schema";
-import { type AddressPolicy, RefusedAddressError } from "../delivery/address-policy";
+} from "../db/endpoints.ts";
+import type { WebhooksDb } from "../db/schema.ts";
+import { type AddressPolicy, RefusedAddressError } from "../delivery/address-policy.ts";
 
 /** Every subject a webhook may subscribe to, e.g. `agent_auth.human_verified`. */
 export const EVENT_SUBJECTS = (Object.keys(EVENTS) as StreamName[]).flatMap((stream) =>

@@ -6,9 +6,9 @@
 // time refusals.
 import { performance } from "node:perf_hooks";
 import { privateKeyToAccount } from "viem/accounts";
-import { readStackFile } from "../stack-file";
-import { composeCli, replicasOf } from "./docker";
-import { SERVICES, waitAllReady } from "./faults";
+import { readStackFile } from "../stack-file.ts";
+import { composeCli, replicasOf } from "./docker.ts";
+import { SERVICES, waitAllReady } from "./faults.ts";
 
 const stack = readStackFile();
 if (!stack) {

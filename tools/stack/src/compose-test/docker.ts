@@ -4,7 +4,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import Docker from "dockerode";
-import { REPO_ROOT } from "../processes";
+import { REPO_ROOT } from "../processes.ts";
 
 export const docker = new Docker();
 

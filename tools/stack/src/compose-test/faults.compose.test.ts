@@ -17,9 +17,9 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Address, Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { REPO_ROOT } from "../processes";
-import { dashboardExpressions, metricNames, withGrafanaVariables } from "../promql";
-import { docker } from "./docker";
+import { REPO_ROOT } from "../processes.ts";
+import { dashboardExpressions, metricNames, withGrafanaVariables } from "../promql.ts";
+import { docker } from "./docker.ts";
 import {
   type DuringFault,
   type Fault,
@@ -30,8 +30,8 @@ import {
   replicaKilled,
   SERVICES,
   underFault,
-} from "./faults";
-import { type Harness, humanUsage, indexerCursor, openHarness, settle } from "./harness";
+} from "./faults.ts";
+import { type Harness, humanUsage, indexerCursor, openHarness, settle } from "./harness.ts";
 import {
   attestationsServed,
   events,
@@ -41,10 +41,10 @@ import {
   recoveries,
   serverErrors,
   type Verdict,
-} from "./invariants";
-import { activeAlerts, describeAlerts, instantQuery, storedMetricNames, waitForAlert } from "./prometheus";
-import { traces } from "./traces";
-import { recordingFetch, runWorkload, type WorkloadOptions, writeAttestations } from "./workload";
+} from "./invariants.ts";
+import { activeAlerts, describeAlerts, instantQuery, storedMetricNames, waitForAlert } from "./prometheus.ts";
+import { traces } from "./traces.ts";
+import { recordingFetch, runWorkload, type WorkloadOptions, writeAttestations } from "./workload.ts";
 
 const env = process.env;
 /** Seconds from a fault's start until every replica of every service answers /readyz 200 again. */

@@ -5,8 +5,8 @@
 // moments before and after the kill, so that a 502 for a request in flight to the killed process (the proxy cannot
 // resend a POST it already passed on) is told apart from any other.
 import { setTimeout as sleep } from "node:timers/promises";
-import { docker, type Replica } from "./docker";
-import type { Kill, Window } from "./invariants";
+import { docker, type Replica } from "./docker.ts";
+import type { Kill, Window } from "./invariants.ts";
 
 export const SERVICE_PORTS: Record<string, number> = {
   verifier: 8080,

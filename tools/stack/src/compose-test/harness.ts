@@ -4,12 +4,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { createPool } from "@humanpass/db";
 import { connectDevnet, type Devnet, type DevnetAccount } from "@humanpass/devnet";
-import { type DevnetSummary, devnetSummary } from "../compose-devnet";
-import { readStackFile, type StackFile } from "../stack-file";
-import { containersOf, replicasOf } from "./docker";
-import type { FaultEnv } from "./faults";
-import { attestationsServed } from "./invariants";
-import type { WorkloadRecord } from "./workload";
+import { type DevnetSummary, devnetSummary } from "../compose-devnet.ts";
+import { readStackFile, type StackFile } from "../stack-file.ts";
+import { containersOf, replicasOf } from "./docker.ts";
+import type { FaultEnv } from "./faults.ts";
+import { attestationsServed } from "./invariants.ts";
+import type { WorkloadRecord } from "./workload.ts";
 
 export interface Harness {
   stack: StackFile;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { recoveries, serverErrors } from "./invariants";
-import type { Response } from "./workload";
+import { recoveries, serverErrors } from "./invariants.ts";
+import type { Response } from "./workload.ts";
 
 const claim = (status: number, at: number, ms: number, service = "agent-auth"): Response => ({
   service,

@@ -5,7 +5,7 @@ import type { Devnet } from "@humanpass/devnet";
 import { jetstreamManager } from "@humanpass/event-bus";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { type Address, parseAbiItem } from "viem";
-import type { Response, WorkloadRecord } from "./workload";
+import type { Response, WorkloadRecord } from "./workload.ts";
 
 /** What each invariant guards, by the name its verdict carries. */
 export const INVARIANTS = {

@@ -1,4 +1,4 @@
-import { INVARIANTS, type Verdict } from "./invariants";
+import { INVARIANTS, type Verdict } from "./invariants.ts";
 
 interface JaegerTrace {
   traceID: string;

@@ -1,6 +1,6 @@
 import type { Migration } from "@humanpass/db";
 import { dropInboxMigration, outboxMigration } from "@humanpass/event-bus";
-import { noncesAndClaims } from "./0002_nonces_and_claims";
+import { noncesAndClaims } from "./0002_nonces_and_claims.ts";
 
 export const migrations: Record<string, Migration> = {
   "0001_outbox": outboxMigration,

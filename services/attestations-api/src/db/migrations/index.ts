@@ -1,10 +1,10 @@
 import type { Migration } from "@humanpass/db";
 import { outboxMigration } from "@humanpass/event-bus";
-import { readModelMigration } from "./0002_read_model";
-import { eventOrderMigration } from "./0003_event_order";
-import { schemasVersionMigration } from "./0004_schemas_version";
-import { listTotalsMigration } from "./0005_list_totals";
-import { identifierCollationMigration } from "./0006_identifier_collation";
+import { readModelMigration } from "./0002_read_model.ts";
+import { eventOrderMigration } from "./0003_event_order.ts";
+import { schemasVersionMigration } from "./0004_schemas_version.ts";
+import { listTotalsMigration } from "./0005_list_totals.ts";
+import { identifierCollationMigration } from "./0006_identifier_collation.ts";
 
 export const migrations: Record<string, Migration> = {
   "0001_outbox": outboxMigration,

@@ -1,7 +1,7 @@
 import type { Migration } from "@humanpass/db";
 import { dropInboxMigration, outboxMigration } from "@humanpass/event-bus";
-import { humanUsageMigration } from "./0002_human_usage";
-import { paymentReservationsMigration } from "./0003_payment_reservations";
+import { humanUsageMigration } from "./0002_human_usage.ts";
+import { paymentReservationsMigration } from "./0003_payment_reservations.ts";
 
 export const migrations: Record<string, Migration> = {
   "0001_outbox": outboxMigration,

@@ -1,6 +1,6 @@
 import type { Migration } from "@humanpass/db";
 import { outboxMigration } from "@humanpass/event-bus";
-import { sessionsAndNullifiers } from "./0001_sessions_and_nullifiers";
+import { sessionsAndNullifiers } from "./0001_sessions_and_nullifiers.ts";
 
 export const migrations: Record<string, Migration> = {
   "0000_outbox": outboxMigration,

@@ -1,6 +1,6 @@
 import type { Migration } from "@humanpass/db";
 import { outboxMigration } from "@humanpass/event-bus";
-import { endpointsAndDeliveries } from "./0002_endpoints_and_deliveries";
+import { endpointsAndDeliveries } from "./0002_endpoints_and_deliveries.ts";
 
 export const migrations: Record<string, Migration> = {
   "0001_outbox": outboxMigration,
