@@ -73,3 +73,21 @@ export async function sourceMapsWithoutSources(installedDir: string): Promise<st
   }
   return lacking;
 }
+
+/**
+ * Relative module specifiers in the JavaScript and declarations under `installedDir` that do not name an emitted
+ * file (`./x.ts`, `./x`, `./dir`): what Node's ESM loader and `moduleResolution: node16` would fail on.
+ */
+export async function specifiersNotAsEmitted(installedDir: string): Promise<string[]> {
+  const entries = await readdir(installedDir, { recursive: true });
+  const problems: string[] = [];
+  const specifier = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)["'](\.\.?\/[^"']*)["']/g;
+  for (const entry of entries.filter(
+    (e) => /\.(js|d\.ts)$/.test(e) && !e.split(path.sep).includes("node_modules"),
+  )) {
+    const text = await readFile(path.join(installedDir, entry), "utf8");
+    for (const [, target] of text.matchAll(specifier))
+      if (!/\.(m|c)?js$|\.json$/.test(target!)) problems.push(`${entry}: ${target}`);
+  }
+  return problems;
+}
