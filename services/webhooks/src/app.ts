@@ -1,6 +1,6 @@
 import type { Kysely } from "@humanpass/db";
 import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
-import type { Logger } from "@humanpass/telemetry";
+import { createMetrics, type Logger, type ServiceMetrics } from "@humanpass/telemetry";
 import { type Clock, systemClock } from "./clock.ts";
 import type { WebhooksDb } from "./db/schema.ts";
 import type { AddressPolicy } from "./delivery/address-policy.ts";
@@ -16,6 +16,8 @@ export interface AppDeps {
   http?: HttpServerSettings;
   /** Per client: the admin API's token is worth guessing, and the service is otherwise unprotected. */
   rateLimit?: { max: number; timeWindowMs: number } | false;
+  /** The service's instruments (served at /metrics); a set of the app's own when absent. */
+  metrics?: ServiceMetrics;
 }
 
 /** The webhooks admin API. Deliveries run beside it (`createDeliveryWorker`), fed by `startIngest`. */
@@ -25,6 +27,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     logger: deps.logger,
     readiness: deps.readiness,
     rateLimit: deps.rateLimit ?? false,
+    metrics: deps.metrics ?? createMetrics({ serviceName: "webhooks" }),
     openapi: {
       title: "humanpass webhooks",
       description:

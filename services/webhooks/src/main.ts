@@ -6,6 +6,7 @@ import { WebhooksEnv } from "./config.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { SCHEMA } from "./db/schema.ts";
 import { createAddressPolicy } from "./delivery/address-policy.ts";
+import { createDeliveryMetrics } from "./delivery/metrics.ts";
 import { createDeliveryWorker } from "./delivery/worker.ts";
 import { startIngest } from "./events/ingest.ts";
 
@@ -16,7 +17,7 @@ await runService({
   env: WebhooksEnv,
   streams: ["VERIFIER", "CHAIN", "AGENT_AUTH", "PAYMENTS"],
   publishes: false,
-  async start({ config, logger, db, nats, topology, readiness, http }) {
+  async start({ config, logger, db, nats, topology, readiness, http, metrics }) {
     const policy = createAddressPolicy(splitList(config.WEBHOOK_ALLOWED_NETWORKS));
     const app = await buildApp({
       logger,
@@ -25,9 +26,17 @@ await runService({
       adminToken: config.ADMIN_TOKEN,
       readiness,
       http,
+      metrics,
       rateLimit: { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
     });
-    const consumers = await startIngest({ db, nats, topology, logger, clock: systemClock });
+    const consumers = await startIngest({
+      db,
+      nats,
+      topology,
+      logger,
+      clock: systemClock,
+      meter: metrics.meter,
+    });
     const worker = createDeliveryWorker({
       db,
       policy,
@@ -36,6 +45,7 @@ await runService({
       retryWindowMs: config.WEBHOOK_RETRY_WINDOW_MS,
       requestTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
       batchSize: config.WEBHOOK_CONCURRENCY,
+      metrics: createDeliveryMetrics(metrics.meter),
     });
     worker.start(config.WEBHOOK_IDLE_MS);
     return {

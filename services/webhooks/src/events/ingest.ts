@@ -7,7 +7,7 @@ import {
   startConsumer,
   type Topology,
 } from "@humanpass/event-bus";
-import type { Logger } from "@humanpass/telemetry";
+import type { Logger, Meter } from "@humanpass/telemetry";
 import type { Clock } from "../clock.ts";
 import { enqueueDeliveries } from "../db/deliveries.ts";
 import type { WebhooksDb } from "../db/schema.ts";
@@ -22,6 +22,8 @@ export async function startIngest(options: {
   topology: Topology;
   logger: Logger;
   clock: Clock;
+  /** Where the consumers' series go (`humanpass_consumer_*`); none without. */
+  meter?: Meter;
 }): Promise<RunningConsumer[]> {
   return Promise.all(
     (Object.keys(STREAMS) as StreamName[]).map((stream) =>
@@ -30,6 +32,7 @@ export async function startIngest(options: {
         nats: options.nats,
         topology: options.topology,
         logger: options.logger,
+        meter: options.meter,
         stream,
         durable: `webhooks-${STREAMS[stream].domain}`,
         handler: (event, trx) =>
