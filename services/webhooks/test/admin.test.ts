@@ -1,7 +1,7 @@
 import { createCloudEvent, verifyWebhook, WebhookVerificationError } from "@humanpass/events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAddressPolicy, createDeliveryWorker } from "../src/index.ts";
 import { enqueueDeliveries } from "../src/db/deliveries.ts";
+import { createAddressPolicy, createDeliveryWorker } from "../src/index.ts";
 import {
   adminApp,
   auth,
