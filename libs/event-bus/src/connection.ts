@@ -1,5 +1,13 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
+import { inboxPrefixOf } from "./permissions";
+
+const inboxPrefixes = new WeakMap<NatsConnection, string>();
+
+/** The inbox prefix a connection was opened with (its user's own, see `inboxPrefixOf`), for inboxes made by hand. */
+export function inboxPrefixFor(nc: NatsConnection): string | undefined {
+  return inboxPrefixes.get(nc);
+}
 
 /**
  * Connects to NATS and keeps reconnecting forever: an outage delays events (the outbox holds them), it never
@@ -11,10 +19,11 @@ export async function connectNats(
   name?: string,
   credentials?: { user?: string; pass?: string },
 ): Promise<NatsConnection> {
+  const inboxPrefix = credentials?.user ? inboxPrefixOf(credentials.user) : undefined;
   const nc = await connect({
     servers: url.split(","),
     name,
-    ...(credentials?.user ? { user: credentials.user, pass: credentials.pass } : {}),
+    ...(credentials?.user ? { user: credentials.user, pass: credentials.pass, inboxPrefix } : {}),
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
     waitOnFirstConnect: true,
@@ -22,6 +31,7 @@ export async function connectNats(
     // for the stack trace of a timeout that almost never comes.
     noAsyncTraces: true,
   });
+  if (inboxPrefix) inboxPrefixes.set(nc, inboxPrefix);
   (async () => {
     for await (const status of nc.status()) {
       if (status.type === "disconnect")

@@ -6,5 +6,6 @@ export * from "./connection";
 export * from "./consumer";
 export * from "./dead-letters";
 export * from "./outbox";
+export * from "./permissions";
 export * from "./topology";
 export { captureTraceContext, tracer } from "./tracing";

@@ -5,6 +5,7 @@ import {
   type NatsConnection,
   type Subscription,
 } from "@nats-io/transport-node";
+import { inboxPrefixFor } from "./connection";
 
 export interface JetStreamMessage {
   subject: string;
@@ -27,7 +28,7 @@ interface PendingBatch {
  * Deduplication is the caller's, through the `Nats-Msg-Id` header.
  */
 export class JetStreamBatchPublisher {
-  private readonly inbox = createInbox();
+  private readonly inbox: string;
   private readonly subscription: Subscription;
   private readonly pending = new Map<number, PendingBatch>();
   private batches = 0;
@@ -38,6 +39,7 @@ export class JetStreamBatchPublisher {
     private readonly nc: NatsConnection,
     private readonly timeoutMs: number,
   ) {
+    this.inbox = createInbox(inboxPrefixFor(nc));
     this.subscription = nc.subscribe(`${this.inbox}.>`, {
       callback: (error, msg) => this.onReply(error, msg),
     });
