@@ -72,7 +72,7 @@ function durableSubjects(stream: string, durable: string, canDelete: boolean): s
   ];
 }
 
-const unique = (xs: string[]) => [...new Set(xs)];
+const unique = <T>(xs: T[]): T[] => [...new Set(xs)];
 
 export function servicePermissions(
   grant: ServiceGrant,

@@ -7,6 +7,7 @@ import pg from "pg";
 import { inject } from "vitest";
 
 export { canConnect, resolveInfrastructure } from "./infrastructure";
+export { type OwnNatsServer, startOwnNatsServer } from "./nats-server";
 export { freePort } from "./ports";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
