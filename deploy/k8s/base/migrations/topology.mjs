@@ -10,7 +10,9 @@ import { applyTopologyAt } from "@humanpass/event-bus";
 const servers = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 const replicas = Number(process.env.JETSTREAM_REPLICAS ?? 1);
 if (!Number.isInteger(replicas) || replicas < 1 || replicas > 5) {
-  process.stderr.write(`JETSTREAM_REPLICAS: "${process.env.JETSTREAM_REPLICAS}" is not an integer from 1 to 5\n`);
+  process.stderr.write(
+    `JETSTREAM_REPLICAS: "${process.env.JETSTREAM_REPLICAS}" is not an integer from 1 to 5\n`,
+  );
   process.exit(78);
 }
 const user = process.env.NATS_USER || undefined;
