@@ -126,7 +126,10 @@ export interface SubscriberGrant {
   /** Lower-case letters, digits and `-`; the NATS user is `subscriber-<name>`. */
   name: string;
   streams: StreamName[];
-  /** Durable names, each `<name>_<suffix>`; one `<name>_<stream>` per granted stream when none is given. */
+  /**
+   * Consumer names, each `<name>_<suffix>`; when none are given, one `<name>_<stream>` per granted stream and
+   * `<name>_replay` (what `replaySince` uses). Each may be used on every granted stream.
+   */
   durables?: string[];
 }
 
@@ -149,7 +152,10 @@ export function subscriberDurables(grant: SubscriberGrant): string[] {
   }
   const durables = grant.durables?.length
     ? grant.durables
-    : grant.streams.map((s) => `${grant.name}_${s.toLowerCase().replace(/_/g, "-")}`);
+    : [
+        ...grant.streams.map((s) => `${grant.name}_${s.toLowerCase().replace(/_/g, "-")}`),
+        `${grant.name}_replay`,
+      ];
   for (const d of durables) {
     const prefix = `${grant.name}_`;
     if (!d.startsWith(prefix) || !DURABLE_SUFFIX.test(d.slice(prefix.length)))

@@ -27,10 +27,12 @@ import {
   passwordVariable,
   renderUser,
   renderUsersConf,
+  replaySince,
   SERVICE_GRANTS,
   STREAMS,
   type StreamName,
   subjectOf,
+  subscribe,
   subscriberPermissions,
   subscriberUser,
   waitForStreams,
@@ -327,6 +329,41 @@ describe("a subscriber (subscriber-acme: VERIFIER and AGENT_AUTH)", () => {
       expect(await msg?.ackAck()).toBe(true);
       expect(await jsm.consumers.delete(stream, durable)).toBe(true);
     }
+  });
+
+  it("subscribes and replays with @humanpass/events under these permissions", async () => {
+    const since = new Date(Date.now() - 60_000);
+    const published = createCloudEvent({
+      source: "agent-auth",
+      type: "human_not_registered",
+      data: { did: "did:acme", resource: "r" },
+    });
+    await operatorJs.publish(
+      subjectOf(DEFAULT_TOPOLOGY, "AGENT_AUTH", "human_not_registered"),
+      JSON.stringify(published),
+    );
+    const seen: string[] = [];
+    const subscription = await subscribe(nc, {
+      stream: "AGENT_AUTH",
+      type: "human_not_registered",
+      durable: "acme_agent-auth",
+      handler: async (event) => {
+        seen.push(event.id);
+      },
+    });
+    await expect.poll(() => seen.includes(published.id), { timeout: 10_000 }).toBe(true);
+    await subscription.stop();
+    const replayed: string[] = [];
+    await replaySince(nc, {
+      stream: "AGENT_AUTH",
+      type: "human_not_registered",
+      since,
+      consumer: "acme_replay",
+      handler: async (event) => {
+        replayed.push(event.id);
+      },
+    });
+    expect(replayed).toContain(published.id);
   });
 
   it("may not publish events, change streams, read other streams or touch another subscriber's consumers", async () => {
