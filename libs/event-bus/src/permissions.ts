@@ -1,4 +1,5 @@
 import { STREAMS, type StreamName, streamName, subjectOf, type Topology } from "@humanpass/events";
+import { CHAIN_INVALIDATION_TYPES } from "./cache-invalidation";
 import { deadLetterStreamName, deadLetterSubject } from "./dead-letters";
 
 /**
@@ -16,13 +17,13 @@ export interface ServiceGrant {
   /** Durable pull consumers it reads with (acked); each may store dead letters under its own name. */
   durables: Array<{ stream: StreamName; durable: string }>;
   /**
-   * Event types it follows on ordered consumers (ephemeral, never acked, random names): it may create consumers
-   * filtered on these subjects and pull from any consumer of the stream except the named durables of this file.
+   * Event types it follows with plain subscriptions to their subjects (a replica's cache invalidations: nothing
+   * acked, no consumer on the server), so it needs no consumer API on that stream.
    */
   follows: Array<{ stream: StreamName; types: string[] }>;
 }
 
-const CHAIN_INVALIDATIONS = { stream: "CHAIN" as const, types: ["attestation_revoked", "blocks_reverted"] };
+const CHAIN_INVALIDATIONS = { stream: "CHAIN" as const, types: [...CHAIN_INVALIDATION_TYPES] };
 
 export const SERVICE_GRANTS: ServiceGrant[] = [
   { user: "verifier", owns: "VERIFIER", durables: [], follows: [] },
@@ -45,7 +46,7 @@ export const TOPOLOGY_USER = "topology";
 export const OPERATOR_USER = "operator";
 
 export interface Permissions {
-  publish: { allow: string[]; deny?: string[] };
+  publish: { allow: string[] };
   subscribe: { allow: string[] };
 }
 
@@ -74,11 +75,7 @@ function durableSubjects(stream: string, durable: string, canDelete: boolean): s
 
 const unique = <T>(xs: T[]): T[] => [...new Set(xs)];
 
-export function servicePermissions(
-  grant: ServiceGrant,
-  topology: Topology,
-  grants: ServiceGrant[] = SERVICE_GRANTS,
-): Permissions {
+export function servicePermissions(grant: ServiceGrant, topology: Topology): Permissions {
   const read = unique([...grant.durables.map((d) => d.stream), ...grant.follows.map((f) => f.stream)]);
   const allow = [
     ...(grant.owns ? [subjectOf(topology, grant.owns, ">")] : []),
@@ -92,33 +89,17 @@ export function servicePermissions(
       ...durableSubjects(streamName(topology, stream), durable, true),
       deadLetterSubject(topology, durable),
     ]),
-    ...grant.follows.flatMap(({ stream, types }) => {
-      const name = streamName(topology, stream);
-      return [
-        ...types.map((type) => `${API}.CONSUMER.CREATE.${name}.*.${subjectOf(topology, stream, type)}`),
-        `${API}.CONSUMER.INFO.${name}.*`,
-        `${API}.CONSUMER.MSG.NEXT.${name}.*`,
-        `${API}.CONSUMER.DELETE.${name}.*`,
-      ];
-    }),
   ];
-  // The wildcards above would reach other services' durables on the same stream: those are named and denied.
-  const deny = grant.follows.flatMap(({ stream }) =>
-    grants
-      .filter((other) => other.user !== grant.user)
-      .flatMap((other) => other.durables.filter((d) => d.stream === stream))
-      .flatMap(({ durable }) => {
-        const name = streamName(topology, stream);
-        return [
-          `${API}.CONSUMER.CREATE.${name}.${durable}.>`,
-          `${API}.CONSUMER.MSG.NEXT.${name}.${durable}`,
-          `${API}.CONSUMER.DELETE.${name}.${durable}`,
-        ];
-      }),
-  );
   return {
-    publish: { allow: unique(allow), ...(deny.length > 0 ? { deny: unique(deny) } : {}) },
-    subscribe: { allow: [`${inboxPrefixOf(grant.user)}.>`] },
+    publish: { allow: unique(allow) },
+    subscribe: {
+      allow: [
+        `${inboxPrefixOf(grant.user)}.>`,
+        ...grant.follows.flatMap(({ stream, types }) =>
+          types.map((type) => subjectOf(topology, stream, type)),
+        ),
+      ],
+    },
   };
 }
 
@@ -193,16 +174,16 @@ function renderPermissions(p: Permissions, indent: string): string {
     xs.length <= 2
       ? `[${xs.map((x) => JSON.stringify(x)).join(", ")}]`
       : `[\n${xs.map((x) => `${indent}      ${JSON.stringify(x)},`).join("\n")}\n${indent}    ]`;
-  const lines = [
+  return [
     `${indent}permissions: {`,
     `${indent}  publish: {`,
     `${indent}    allow: ${list(p.publish.allow)}`,
-    ...(p.publish.deny ? [`${indent}    deny: ${list(p.publish.deny)}`] : []),
     `${indent}  }`,
-    `${indent}  subscribe: { allow: ${list(p.subscribe.allow)} }`,
+    `${indent}  subscribe: {`,
+    `${indent}    allow: ${list(p.subscribe.allow)}`,
+    `${indent}  }`,
     `${indent}}`,
-  ];
-  return lines.join("\n");
+  ].join("\n");
 }
 
 /** One entry of a users.conf `users` list; the password is a `$VARIABLE` or a quoted literal. */

@@ -124,6 +124,20 @@ async function streamChanges(jsm: JetStreamManager, stream: string): Promise<Rec
 const pull = (nc: NatsConnection, stream: string, durable: string) =>
   nc.request(`$JS.API.CONSUMER.MSG.NEXT.${stream}.${durable}`, JSON.stringify({ batch: 1, no_wait: true }));
 
+/** Whether a subscription is refused: closed with the server's error, or "still open" after 5 s (allowed). */
+async function subscription(nc: NatsConnection, subject: string): Promise<string> {
+  const sub = nc.subscribe(subject);
+  const closed = await Promise.race([
+    sub.closed.then(
+      (e) => (e instanceof Error ? e.message : "closed"),
+      (e: Error) => e.message,
+    ),
+    new Promise<string>((resolve) => setTimeout(() => resolve("still open"), 5_000)),
+  ]);
+  sub.unsubscribe();
+  return closed;
+}
+
 let operatorJsmCached: JetStreamManager | undefined;
 async function operatorJsm(): Promise<JetStreamManager> {
   operatorJsmCached ??= await jetstreamManager(await server.connectAs("operator"));
@@ -229,7 +243,7 @@ describe("service users", () => {
     expect(await outcome(jetstream(nc).publish("dead_letters.other", "{}"))).toMatch(DENIED);
   });
 
-  it("agent-auth and payment-gateway follow CHAIN revocations, and cannot reach attestations-api's durable", async () => {
+  it("agent-auth and payment-gateway follow CHAIN revocations by subscription, and reach no consumer", async () => {
     const operator = await operatorJsm();
     await operator.consumers.add("CHAIN", {
       durable_name: "attestations-api-chain",
@@ -277,6 +291,7 @@ describe("service users", () => {
       expect({
         user,
         next: await outcome(pull(nc, "CHAIN", durable)),
+        info: await outcome(jsm.consumers.info("CHAIN", durable)),
         delete: await outcome(jsm.consumers.delete("CHAIN", durable)),
         repoint: await outcome(
           jsm.consumers.add("CHAIN", {
@@ -286,20 +301,21 @@ describe("service users", () => {
             filter_subject: subjectOf(DEFAULT_TOPOLOGY, "CHAIN", "attestation_revoked"),
           }),
         ),
-        unfiltered: await outcome(jsm.consumers.add("CHAIN", { ack_policy: AckPolicy.None })),
-        otherStream: await outcome(
-          jsm.consumers.add("VERIFIER", {
+        ephemeral: await outcome(
+          jsm.consumers.add("CHAIN", {
             ack_policy: AckPolicy.None,
-            filter_subject: subjectOf(DEFAULT_TOPOLOGY, "VERIFIER", ">"),
+            filter_subject: subjectOf(DEFAULT_TOPOLOGY, "CHAIN", "attestation_revoked"),
           }),
         ),
+        otherSubject: await subscription(nc, subjectOf(DEFAULT_TOPOLOGY, "CHAIN", "attestation_recorded")),
       }).toEqual({
         user,
         next: expect.stringMatching(DENIED),
+        info: expect.stringMatching(DENIED),
         delete: expect.stringMatching(DENIED),
         repoint: expect.stringMatching(DENIED),
-        unfiltered: expect.stringMatching(DENIED),
-        otherStream: expect.stringMatching(DENIED),
+        ephemeral: expect.stringMatching(DENIED),
+        otherSubject: expect.stringMatching(DENIED),
       });
       await nc.close();
     }
@@ -400,23 +416,11 @@ describe("a subscriber (subscriber-acme: VERIFIER and AGENT_AUTH)", () => {
     for (const [call, result] of Object.entries(refused))
       expect({ call, result }).toEqual({ call, result: expect.stringMatching(DENIED) });
     // Nor listen to the event subjects or to other users' inboxes (where their pulled messages arrive).
-    for (const subject of [
-      "verifier.>",
-      "_INBOX.>",
-      "_INBOX_subscriber-beta.>",
-      "_INBOX_attestations-api.>",
-    ]) {
-      const sub = nc.subscribe(subject);
-      // A refused subscription is closed with the server's error; one still open after 5 s was allowed.
-      const closed = await Promise.race([
-        sub.closed.then(
-          (e) => (e instanceof Error ? e.message : "closed"),
-          (e: Error) => e.message,
-        ),
-        new Promise<string>((resolve) => setTimeout(() => resolve("still open"), 5_000)),
-      ]);
-      expect({ subject, closed }).toEqual({ subject, closed: expect.stringMatching(DENIED) });
-    }
+    for (const subject of ["verifier.>", "_INBOX.>", "_INBOX_subscriber-beta.>", "_INBOX_attestations-api.>"])
+      expect({ subject, refused: await subscription(nc, subject) }).toEqual({
+        subject,
+        refused: expect.stringMatching(DENIED),
+      });
     expect((await (await operatorJsm()).consumers.info("VERIFIER", "beta_verifier")).name).toBe(
       "beta_verifier",
     );
