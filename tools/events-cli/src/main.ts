@@ -17,6 +17,10 @@ export async function main(argv: string[]): Promise<number> {
     return group === undefined ? 2 : 0;
   }
   if (group === "nats") {
+    if (command === undefined || command === "-h" || command === "--help") {
+      process.stdout.write(NATS_USAGE);
+      return command === undefined ? 2 : 0;
+    }
     try {
       return await runNats(parseNatsArgs(command, rest), {
         out: (text) => process.stdout.write(text),

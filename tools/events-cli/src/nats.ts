@@ -19,8 +19,8 @@ export const NATS_USAGE = `Usage: humanpass nats users-conf [--prefix <p>]
 users-conf   prints deploy/k8s/base/nats/users.conf as generated from libs/event-bus/src/permissions.ts
 subscriber   prints a users.conf entry for user subscriber-<name>, to add to the users list of your copy of
              users.conf (never to the repository's): it may read the granted streams (${Object.keys(STREAMS).join(", ")})
-             through its own durable consumers only (default: <name>_<stream>, e.g. acme_verifier), and nothing
-             else. The entry names its password by variable (NATS_SUBSCRIBER_<NAME>_PASSWORD, set in the NATS
+             through its own consumers only (default: <name>_<stream>, e.g. acme_verifier, and <name>_replay;
+             or --durables), and nothing else. The entry names its password by variable (NATS_SUBSCRIBER_<NAME>_PASSWORD, set in the NATS
              server's environment from your secret store); the password (generated unless --password is given)
              goes to stderr, once. Its client must connect with inboxPrefix "_INBOX_subscriber-<name>".
 topology     creates or updates every stream and the dead-letter stream (NATS_USER=topology and NATS_PASSWORD
