@@ -80,8 +80,17 @@ export async function followChainInvalidations(
       },
     }),
   );
-  // The server has the subscriptions once the flush returns: a revocation published afterwards is seen.
+  // The server has the subscriptions once the flush returns: a revocation published afterwards is seen. One it
+  // refused (a NATS user without the permission) is closed by then: serving from a cache nothing invalidates would
+  // be worse than not starting.
   await nats.flush();
+  const refused = subscriptions.filter((sub) => sub.isClosed());
+  if (refused.length > 0) {
+    for (const sub of subscriptions) sub.unsubscribe();
+    throw new Error(
+      `the NATS server refused the subscriptions to ${refused.map((sub) => sub.getSubject()).join(", ")} (the user's permissions, users.conf)`,
+    );
+  }
   cache.clear();
 
   let running = true;

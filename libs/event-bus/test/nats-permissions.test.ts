@@ -243,6 +243,18 @@ describe("service users", () => {
     expect(await outcome(jetstream(nc).publish("dead_letters.other", "{}"))).toMatch(DENIED);
   });
 
+  it("a service without the revocation subjects cannot start following them: no cache left uninvalidated", async () => {
+    const nc = await connectNats(server.url, logger, "verifier", {
+      user: "verifier",
+      pass: passwordOf("verifier"),
+    });
+    const cache = { invalidate: () => {}, clear: () => {} };
+    await expect(
+      followChainInvalidations({ nats: nc, topology: DEFAULT_TOPOLOGY, logger, cache }),
+    ).rejects.toThrow(/refused the subscriptions to chain\.attestation_revoked, chain\.blocks_reverted/);
+    await nc.close();
+  });
+
   it("agent-auth and payment-gateway follow CHAIN revocations by subscription, and reach no consumer", async () => {
     const operator = await operatorJsm();
     await operator.consumers.add("CHAIN", {
