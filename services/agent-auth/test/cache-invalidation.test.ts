@@ -14,7 +14,6 @@ import {
   ensureStreams,
   followChainInvalidations,
   jetstreamManager,
-  streamName,
   subjectOf,
 } from "@humanpass/event-bus";
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
