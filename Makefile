@@ -79,6 +79,7 @@ bench-compose: deps
 
 migrate: infra build
 	DATABASE_URL=$${HUMANPASS_DATABASE_URL:-$${DATABASE_URL%/*}/humanpass} node deploy/migrate/run.mjs
+	node deploy/migrate/topology.mjs
 
 reindex: infra build
 	npm run -w @humanpass/attestations-api reindex

@@ -1,6 +1,14 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { createTestDatabase, REPO_ROOT, type TestDatabase } from "@humanpass/testing";
+import {
+  connectTestNats,
+  createTestDatabase,
+  deleteTestStreams,
+  REPO_ROOT,
+  type TestDatabase,
+  testNatsUrl,
+  testTopology,
+} from "@humanpass/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -46,5 +54,27 @@ describe("deploy/migrate/run.mjs (make migrate, the Kubernetes migration job)", 
     );
     expect(failure?.code).toBe(64);
     expect(failure?.stderr).toContain("unknown service: verifyer");
+  });
+});
+
+describe("deploy/migrate/topology.mjs (make migrate, compose's nats-topology, the migration job)", () => {
+  it("creates every stream and the dead-letter stream, and runs again unchanged", async () => {
+    const topology = testTopology();
+    const nc = await connectTestNats();
+    try {
+      for (let i = 0; i < 2; i++) {
+        const { stdout } = await run(process.execPath, ["deploy/migrate/topology.mjs"], {
+          cwd: REPO_ROOT,
+          env: { ...process.env, NATS_URL: testNatsUrl(), EVENTS_PREFIX: topology.prefix, NATS_USER: "" },
+        });
+        const p = topology.prefix.toUpperCase();
+        expect(stdout).toBe(
+          `streams applied: ${["VERIFIER", "CHAIN", "AGENT_AUTH", "PAYMENTS", "DEAD_LETTERS"].map((s) => `${p}_${s}`).join(", ")}\n`,
+        );
+      }
+    } finally {
+      await deleteTestStreams(nc, topology);
+      await nc.close();
+    }
   });
 });

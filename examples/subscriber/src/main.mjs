@@ -16,16 +16,13 @@ await migrate(pool, config.databaseSchema);
 const nc = await connect(config.nats);
 
 // Both producers of human_verified: agent-auth (claims) and payment-gateway (paid requests by verified humans).
-const streams = [
-  ["AGENT_AUTH", "agent-auth"],
-  ["PAYMENTS", "payments"],
-];
+const streams = ["AGENT_AUTH", "PAYMENTS"];
 const subscriptions = await Promise.all(
-  streams.map(([stream, suffix]) =>
+  streams.map((stream) =>
     subscribe(nc, {
       stream,
       type: "human_verified",
-      durable: `${config.durablePrefix}-${suffix}-humans`,
+      durable: config.durableOf(stream),
       topology: config.topology,
       async handler(event, delivery) {
         const applied = await applyHumanVerified(pool, stream, event);
@@ -36,7 +33,7 @@ const subscriptions = await Promise.all(
     }),
   ),
 );
-logger.info({ streams: streams.map(([s]) => s), durablePrefix: config.durablePrefix }, "subscribed");
+logger.info({ streams, durables: streams.map(config.durableOf) }, "subscribed");
 
 let stopping = false;
 const stop = async (signal) => {

@@ -128,6 +128,7 @@ export const CommonEnv = {
     }),
   ),
   NATS_PASSWORD: Type.Optional(Type.String({ description: "that user's password" })),
+  NATS_STREAMS_WAIT_MS: Milliseconds(60_000, "how long a starting service waits for its JetStream streams"),
   LOG_LEVEL: Env.logLevel(),
   EVENTS_PREFIX: Type.String({
     default: "",
@@ -140,7 +141,7 @@ export const CommonEnv = {
     minimum: 1,
     maximum: 5,
     default: 1,
-    description: "replicas of each stream this service creates: 1, or 3 on a NATS cluster",
+    description: "replicas of each stream the topology step creates: 1, or 3 on a NATS cluster",
   }),
   RATE_LIMIT_WINDOW_MS: Type.Integer({
     minimum: 1,

@@ -1,6 +1,14 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Meter } from "@opentelemetry/api";
 import type { Logger } from "pino";
+import { inboxPrefixOf } from "./permissions.ts";
+
+const inboxPrefixes = new WeakMap<NatsConnection, string>();
+
+/** The inbox prefix a connection was opened with (its user's own, see `inboxPrefixOf`), for inboxes made by hand. */
+export function inboxPrefixFor(nc: NatsConnection): string | undefined {
+  return inboxPrefixes.get(nc);
+}
 
 /**
  * Connects to NATS and keeps reconnecting forever: an outage delays events (the outbox holds them), it never
@@ -12,10 +20,11 @@ export async function connectNats(
   name?: string,
   credentials?: { user?: string; pass?: string },
 ): Promise<NatsConnection> {
+  const inboxPrefix = credentials?.user ? inboxPrefixOf(credentials.user) : undefined;
   const nc = await connect({
     servers: url.split(","),
     name,
-    ...(credentials?.user ? { user: credentials.user, pass: credentials.pass } : {}),
+    ...(credentials?.user ? { user: credentials.user, pass: credentials.pass, inboxPrefix } : {}),
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
     waitOnFirstConnect: true,
@@ -23,6 +32,7 @@ export async function connectNats(
     // for the stack trace of a timeout that almost never comes.
     noAsyncTraces: true,
   });
+  if (inboxPrefix) inboxPrefixes.set(nc, inboxPrefix);
   (async () => {
     for await (const status of nc.status()) {
       if (status.type === "disconnect")

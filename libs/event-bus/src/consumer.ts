@@ -2,8 +2,10 @@ import { isDatabaseUnavailable } from "@humanpass/db";
 import {
   assertValidEvent,
   type CloudEvent,
+  InvalidEventError,
   type StreamName,
   streamName,
+  subjectOf,
   type Topology,
 } from "@humanpass/events";
 import { type ConsumerMessages, type JsMsg, jetstream } from "@nats-io/jetstream";
@@ -161,12 +163,14 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
     Math.max(500, Math.floor(ackWaitMs / 3)),
   );
   heartbeat.unref();
-  const settle = (msg: JsMsg, how: "ack" | "nak" | "term", arg?: number | string) => {
+  const settle = (msg: JsMsg, how: "ack" | "nak" | "term", delayMs?: number) => {
     inFlight.delete(msg);
     failures.delete(msg.seq);
     if (how === "ack") msg.ack();
-    else if (how === "nak") msg.nak(arg as number | undefined);
-    else msg.term(arg as string);
+    else if (how === "nak") msg.nak(delayMs);
+    // NATS 2.9 does not read `+TERM <reason>` as a termination (the message comes back after ack_wait, to be
+    // dead-lettered again): plain `+TERM`; the reason is in the log line and the dead letter.
+    else msg.term();
   };
   // Handler failures per stream sequence. In memory: a restart starts the count again, never past maxAttempts.
   const failures = new Map<number, number>();
@@ -208,13 +212,17 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
     stats.deadLettered++;
     instruments.deadLetters.add(1, labels);
     logger.error({ ...where, err: error }, "event dead-lettered: it will not be applied unless replayed");
-    settle(msg, "term", error);
+    settle(msg, "term");
   }
 
   async function parse(msg: JsMsg): Promise<Parsed | undefined> {
     try {
       const event = msg.json<unknown>();
+      // The source must be the stream owner's (assertValidEvent), and the subject the one its type is published on.
       assertValidEvent(options.stream, event);
+      const expected = subjectOf(options.topology, options.stream, event.type);
+      if (msg.subject !== expected)
+        throw new InvalidEventError(`${event.type} event on subject ${msg.subject}, not ${expected}`);
       return { msg, event };
     } catch (e) {
       await deadLetter(msg, `invalid event: ${(e as Error).message}`, 1);

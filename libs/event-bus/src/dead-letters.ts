@@ -1,4 +1,4 @@
-import type { StreamName, Topology } from "@humanpass/events";
+import { STREAMS, type StreamName, streamName, type Topology } from "@humanpass/events";
 import {
   DeliverPolicy,
   type JetStreamManager,
@@ -113,16 +113,44 @@ export async function listDeadLetters(
   return out;
 }
 
+export class ForgedDeadLetterError extends Error {
+  override name = "ForgedDeadLetterError";
+}
+
 /**
  * Publishes a dead letter's message to its subject again, then removes the dead letter. Every consumer of that
  * subject receives it; those that had applied it skip it through their inbox.
+ *
+ * Only what the owning stream holds is republished: the dead letter names the stream and sequence the message
+ * was delivered from, that message is read back from the stream (STREAM.MSG.GET) and must be the dead-lettered
+ * one, subject and bytes. A dead letter that names no such message (written by hand, or by a service for an
+ * event its stream never carried) is refused with a ForgedDeadLetterError and kept, for a person to look at.
  */
 export async function replayDeadLetter(
   nc: NatsConnection,
   topology: Topology,
   letter: StoredDeadLetter,
 ): Promise<void> {
-  await jetstream(nc).publish(letter.subject, letter.payload);
   const jsm = await jetstreamManager(nc);
+  const refuse = (why: string) =>
+    new ForgedDeadLetterError(`dead letter #${letter.seq} not replayed: ${why}`);
+  if (typeof letter.stream !== "string" || !(letter.stream in STREAMS))
+    throw refuse(`it names no humanpass stream (${JSON.stringify(letter.stream)})`);
+  if (!Number.isSafeInteger(letter.streamSeq) || letter.streamSeq < 1)
+    throw refuse(`it names no stream sequence (${JSON.stringify(letter.streamSeq)})`);
+  const stream = streamName(topology, letter.stream);
+  const original = await jsm.streams.getMessage(stream, { seq: letter.streamSeq }).catch((e: Error) => {
+    if (/not found|no message/i.test(e.message)) return null;
+    throw e;
+  });
+  if (!original)
+    throw refuse(
+      `stream ${stream} holds no message ${letter.streamSeq} (forged, or removed by the stream's limits)`,
+    );
+  if (original.subject !== letter.subject || original.string() !== letter.payload)
+    throw refuse(
+      `message ${letter.streamSeq} of stream ${stream} is not the dead-lettered one (subject ${original.subject}): the dead letter was forged or altered`,
+    );
+  await jetstream(nc).publish(original.subject, original.data, { expect: { streamName: stream } });
   await jsm.streams.deleteMessage(deadLetterStreamName(topology), letter.seq, false);
 }

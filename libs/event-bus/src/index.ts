@@ -6,5 +6,6 @@ export * from "./connection.ts";
 export * from "./consumer.ts";
 export * from "./dead-letters.ts";
 export * from "./outbox.ts";
+export * from "./permissions.ts";
 export * from "./topology.ts";
 export { captureTraceContext, tracer } from "./tracing.ts";

@@ -5,6 +5,7 @@ import {
   type NatsConnection,
   type Subscription,
 } from "@nats-io/transport-node";
+import { inboxPrefixFor } from "./connection.ts";
 
 export interface JetStreamMessage {
   subject: string;
@@ -27,7 +28,7 @@ interface PendingBatch {
  * Deduplication is the caller's, through the `Nats-Msg-Id` header.
  */
 export class JetStreamBatchPublisher {
-  private readonly inbox = createInbox();
+  private readonly inbox: string;
   private readonly subscription: Subscription;
   private readonly pending = new Map<number, PendingBatch>();
   private batches = 0;
@@ -40,6 +41,7 @@ export class JetStreamBatchPublisher {
   constructor(nc: NatsConnection, timeoutMs: number) {
     this.nc = nc;
     this.timeoutMs = timeoutMs;
+    this.inbox = createInbox(inboxPrefixFor(nc));
     this.subscription = nc.subscribe(`${this.inbox}.>`, {
       callback: (error, msg) => this.onReply(error, msg),
     });

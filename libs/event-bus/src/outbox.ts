@@ -64,8 +64,8 @@ export const outboxMigration: Migration = {
 
 /**
  * For a service whose consumers all went: its inbox (from `outboxMigration`) is no longer written. agent-auth and
- * payment-gateway had only their cache-invalidation durables; each replica now follows revocations with an ordered
- * consumer that keeps no state in the database (`followChainInvalidations`).
+ * payment-gateway had only their cache-invalidation durables; each replica now follows revocations with plain
+ * subscriptions that keep no state in the database (`followChainInvalidations`).
  */
 export const dropInboxMigration: ContractMigration = {
   contract: { removes: ["inbox"], unusedSince: "0.1.0" },

@@ -10,9 +10,15 @@ import {
   AckPolicy,
   DeliverPolicy,
   type JetStreamManager,
+  jetstreamManager,
   RetentionPolicy,
   StorageType,
 } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import { deadLetterStreamName, ensureDeadLetterStream } from "./dead-letters.ts";
+import { inboxPrefixOf } from "./permissions.ts";
+import { sleep } from "./sleep.ts";
 
 /** Deletes every stream of a prefixed topology: what a benchmark or test run created for itself. */
 export async function deletePrefixedStreams(jsm: JetStreamManager, topology: Topology): Promise<void> {
@@ -51,6 +57,63 @@ export async function ensureStreams(
         if (!String(err).includes("already in use")) throw err;
       });
     }
+  }
+}
+
+/**
+ * Creates or updates every stream and the dead-letter stream: what the migrations step runs with the `topology`
+ * NATS user, the only one allowed to (services only wait for their streams, `waitForStreams`).
+ */
+export async function applyTopology(
+  jsm: JetStreamManager,
+  topology: Topology,
+  options: { duplicateWindowMs?: number; maxAgeMs?: number; replicas?: number } = {},
+): Promise<string[]> {
+  const streams = Object.keys(STREAMS) as StreamName[];
+  await ensureStreams(jsm, topology, streams, options);
+  await ensureDeadLetterStream(jsm, topology, { replicas: options.replicas });
+  return [...streams.map((s) => streamName(topology, s)), deadLetterStreamName(topology)];
+}
+
+export class StreamsMissingError extends Error {
+  override name = "StreamsMissingError";
+}
+
+/**
+ * Waits until the named streams exist (STREAM.INFO, all a service may call on them), up to `timeoutMs`: a service
+ * started before the topology step waits for it instead of creating streams it may not create.
+ */
+export async function waitForStreams(
+  jsm: JetStreamManager,
+  names: string[],
+  options: { logger: Logger; timeoutMs?: number; intervalMs?: number },
+): Promise<void> {
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  let missing = names;
+  for (let round = 0; ; round++) {
+    const found = await Promise.all(
+      missing.map((name) =>
+        jsm.streams.info(name).then(
+          () => true,
+          (e) => {
+            if (isNotFound(e)) return false;
+            throw e;
+          },
+        ),
+      ),
+    );
+    missing = missing.filter((_, i) => !found[i]);
+    if (missing.length === 0) return;
+    if (Date.now() >= deadline)
+      throw new StreamsMissingError(
+        `JetStream streams ${missing.join(", ")} do not exist: apply the topology first (\`npx humanpass nats topology\`, run by the migrations step)`,
+      );
+    if (round === 0)
+      options.logger.warn(
+        { missing },
+        "waiting for JetStream streams: the topology step (migrations) creates them",
+      );
+    await sleep(options.intervalMs ?? 1_000);
   }
 }
 
@@ -94,4 +157,27 @@ export async function ensureDurable(
 function isNotFound(e: unknown): boolean {
   const message = String((e as Error)?.message ?? e);
   return message.includes("not found") || (e as { code?: string })?.code === "404";
+}
+
+/**
+ * Connects as the topology user (or none, on a server without authentication), applies the topology and closes:
+ * the migrations step, `make up` and `npx humanpass nats topology`.
+ */
+export async function applyTopologyAt(
+  servers: string,
+  topology: Topology,
+  options: { user?: string; pass?: string; replicas?: number } = {},
+): Promise<string[]> {
+  const nc = await connect({
+    servers: servers.split(","),
+    name: "humanpass-topology",
+    ...(options.user
+      ? { user: options.user, pass: options.pass, inboxPrefix: inboxPrefixOf(options.user) }
+      : {}),
+  });
+  try {
+    return await applyTopology(await jetstreamManager(nc), topology, { replicas: options.replicas });
+  } finally {
+    await nc.close();
+  }
 }

@@ -2,14 +2,24 @@ import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { eventually, type TestDatabase, testNatsUrl } from "@humanpass/testing";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { enqueue, listDeadLetters, startConsumer, startOutboxRelay } from "../src/index.ts";
+import {
+  createCloudEvent,
+  enqueue,
+  listDeadLetters,
+  startConsumer,
+  startOutboxRelay,
+  streamName,
+  subjectOf,
+} from "../src/index.ts";
 import {
   appliedCounts,
   type EventsTestContext,
   logger,
+  recordApplied,
   SCHEMA,
   setUpEventsTest,
   testEvent,
@@ -164,6 +174,76 @@ describe("inbox consumer", () => {
           error: expect.stringMatching(/^invalid event: not a CloudEvent/),
         }),
       ]);
+    } finally {
+      await consumer.stop();
+    }
+  });
+
+  it("refuses an event from anyone but the stream's owner, or on another type's subject, and never sees it again", async () => {
+    await db.deleteFrom("applied").execute();
+    const consumer = await startConsumer({
+      db,
+      nats: nc,
+      topology,
+      stream: "AGENT_AUTH",
+      durable: "owner_check",
+      logger,
+      // Short enough that a termination NATS did not take (2.9 ignores `+TERM <reason>`) shows as a redelivery.
+      ackWaitMs: 1_000,
+      handler: recordApplied,
+    });
+    try {
+      const js = jetstream(nc);
+      // Numbered below every other test's events, which share this stream.
+      const genuine = testEvent(-900);
+      const notFromOwner = createCloudEvent({ ...testEvent(-901), source: "payment-gateway" });
+      const wrongSubject = createCloudEvent(testEvent(-902));
+      // The durable starts at the stream's first message: what earlier tests published comes first.
+      const first = await js.publish(
+        subjectOf(topology, "AGENT_AUTH", genuine.type),
+        JSON.stringify(createCloudEvent(genuine)),
+      );
+      await js.publish(
+        subjectOf(topology, "AGENT_AUTH", "human_not_registered"),
+        JSON.stringify(notFromOwner),
+      );
+      // A human_not_registered event on the claim_accepted subject: whoever filters on the subject is misled.
+      const last = await js.publish(
+        subjectOf(topology, "AGENT_AUTH", "claim_accepted"),
+        JSON.stringify(wrongSubject),
+      );
+
+      const jsm = await jetstreamManager(nc);
+      const stream = streamName(topology, "AGENT_AUTH");
+      // Everything up to the last one settled: applied, or terminated and never to be delivered again.
+      await eventually(async () => {
+        const info = await jsm.consumers.info(stream, "owner_check");
+        return info.ack_floor.stream_seq >= last.seq && info.num_ack_pending === 0 && info.num_pending === 0;
+      }, 15_000);
+      const letters = (await listDeadLetters(nc, topology, { consumer: "owner_check" })).filter(
+        (l) => l.streamSeq > first.seq,
+      );
+      expect(
+        letters.map((l) => ({ id: (l.event as { id: string }).id, error: l.error, stream: l.stream })),
+      ).toEqual([
+        {
+          id: notFromOwner.id,
+          error: `invalid event: event from payment-gateway on stream AGENT_AUTH, whose events come from agent-auth`,
+          stream: "AGENT_AUTH",
+        },
+        {
+          id: wrongSubject.id,
+          error: `invalid event: human_not_registered event on subject ${subjectOf(topology, "AGENT_AUTH", "claim_accepted")}, not ${subjectOf(topology, "AGENT_AUTH", "human_not_registered")}`,
+          stream: "AGENT_AUTH",
+        },
+      ]);
+      expect(letters[1]!.streamSeq).toBe(last.seq);
+      const applied = await db
+        .selectFrom("applied")
+        .select("n")
+        .where("n", "in", [-900, -901, -902])
+        .execute();
+      expect(applied.map((r) => r.n)).toEqual([-900]);
     } finally {
       await consumer.stop();
     }

@@ -1,4 +1,4 @@
-import { DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { EventType, Payloads, StreamName } from "./catalog.ts";
 import { assertValidEvent, type CloudEvent } from "./envelope.ts";
@@ -9,16 +9,20 @@ export interface ReplayOptions<S extends StreamName, T extends EventType<S>> {
   type?: T;
   /** The first event replayed is the first stored at or after this time. */
   since: Date;
-  /** The replay's consumers are named `<namePrefix>_<n>`; with a subscriber account, use the account's prefix. */
-  namePrefix: string;
+  /**
+   * The replay's consumer name: with a subscriber account, one of its consumer names (`<name>_replay` by default,
+   * `npx humanpass nats subscriber`). One replay at a time per name: a consumer left by an earlier one is replaced.
+   */
+  consumer: string;
   topology?: Topology;
   handler: (event: CloudEvent<NoInfer<Payloads[S][T]>>) => Promise<void>;
 }
 
 /**
  * Hands every stored event since `since` to `handler`, in stream order, and resolves with their count once it has
- * reached the last event stored when it started. Nothing is acked and no durable is left behind: an ordered
- * consumer of its own, which the server removes once idle. Events that fail validation are skipped.
+ * reached the last event stored when it started. Nothing is acked and nothing is left behind: a named consumer
+ * (not an ordered one, whose random names no subscriber permission can grant) without acks, deleted at the end and
+ * removed by the server after a minute idle should this process stop first. Events that fail validation are skipped.
  */
 export async function replaySince<S extends StreamName, T extends EventType<S> = EventType<S>>(
   nc: NatsConnection,
@@ -31,12 +35,17 @@ export async function replaySince<S extends StreamName, T extends EventType<S> =
     : streamSubjects(topology, options.stream);
   const jsm = await jetstreamManager(nc);
   const last = (await jsm.streams.info(stream)).state.last_seq;
-  const consumer = await jetstream(nc).consumers.get(stream, {
-    name_prefix: options.namePrefix,
-    filter_subjects: filter,
+  await jsm.consumers.delete(stream, options.consumer).catch(() => {});
+  await jsm.consumers.add(stream, {
+    name: options.consumer,
+    ack_policy: AckPolicy.None,
+    filter_subject: filter,
     deliver_policy: DeliverPolicy.StartTime,
     opt_start_time: options.since.toISOString(),
+    inactive_threshold: 60_000_000_000,
+    mem_storage: true,
   });
+  const consumer = await jetstream(nc).consumers.get(stream, options.consumer);
   let count = 0;
   try {
     if ((await consumer.info()).num_pending === 0) return 0;

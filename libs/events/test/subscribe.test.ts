@@ -80,7 +80,7 @@ describe("subscribe", () => {
     const options = {
       stream: "AGENT_AUTH" as const,
       type: "human_verified" as const,
-      durable: "subscriber-acme-humans",
+      durable: "acme_humans",
       topology,
       handler: async (event: CloudEvent<HumanVerifiedData>) => {
         seen.push(`${event.id}:${event.data.humanId}`);
@@ -96,7 +96,7 @@ describe("subscribe", () => {
     await eventually(() => seen.length === 4);
     await subscription.stop();
     expect(seen.slice(2)).toEqual(later.map((e) => `${e.id}:${e.data.humanId}`));
-    const info = await jsm.consumers.info(streamName(topology, "AGENT_AUTH"), "subscriber-acme-humans");
+    const info = await jsm.consumers.info(streamName(topology, "AGENT_AUTH"), "acme_humans");
     expect(info.num_pending + info.num_ack_pending).toBe(0);
   });
 
@@ -110,7 +110,7 @@ describe("subscribe", () => {
     const subscription = await subscribe(nc, {
       stream: "AGENT_AUTH",
       type: "human_verified",
-      durable: "subscriber-acme-retries",
+      durable: "acme_retries",
       topology,
       startAt: new Date(Date.parse(flaky.time)),
       maxDeliveries: 3,
@@ -134,7 +134,7 @@ describe("subscribe", () => {
     expect(attempts.get(poison.id)).toEqual([1, 2, 3]);
     expect(letters).toEqual([
       expect.objectContaining({
-        durable: "subscriber-acme-retries",
+        durable: "acme_retries",
         stream: "AGENT_AUTH",
         attempts: 3,
         error: "cannot apply",
@@ -155,7 +155,7 @@ describe("subscribe", () => {
     const subscription = await subscribe(nc, {
       stream: "AGENT_AUTH",
       type: "human_verified",
-      durable: "subscriber-acme-invalid",
+      durable: "acme_invalid",
       topology,
       startAt: new Date(Date.parse(broken.time) - 1),
       deadLetter: { subject: deadLetterSubject },
@@ -197,7 +197,7 @@ describe("replaySince", () => {
       stream: "AGENT_AUTH",
       type: "human_verified",
       since,
-      namePrefix: "subscriber-acme-replay",
+      consumer: "acme_replay",
       topology,
       handler: async (event) => {
         replayed.push(event.id);
@@ -213,7 +213,7 @@ describe("replaySince", () => {
     const count = await replaySince(nc, {
       stream: "PAYMENTS",
       since: new Date(),
-      namePrefix: "subscriber-acme-replay",
+      consumer: "acme_replay",
       topology,
       handler: async () => {
         throw new Error("no event expected");

@@ -13,8 +13,6 @@ import {
 } from "@humanpass/db";
 import {
   connectNats,
-  ensureDeadLetterStream,
-  ensureStreams,
   jetstreamManager,
   type NatsConnection,
   type OutboxRelay,
@@ -24,7 +22,9 @@ import {
   type RunningConsumer,
   type StreamName,
   startOutboxRelay,
+  streamName,
   type Topology,
+  waitForStreams,
 } from "@humanpass/event-bus";
 import {
   type HttpApp,
@@ -69,7 +69,10 @@ export interface ServiceDefinition<S extends TObject, C = Static<S>> {
   dbSettings?(config: C & Static<typeof CommonEnvSchema>): Record<string, string>;
   /** The service's own env variables; the common ones (DATABASE_URL, NATS_URL, …) are added. */
   env: S;
-  /** Streams this service publishes to or reads from; created if missing. */
+  /**
+   * Streams this service publishes to or reads from; it waits for them at start, up
+   * to NATS_STREAMS_WAIT_MS: the topology step of the migrations creates them, services may not.
+   */
   streams: StreamName[];
   /** Whether the service writes events (runs an outbox relay). */
   publishes: boolean;
@@ -135,8 +138,11 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
         pass: config.NATS_PASSWORD,
       }).then(async (nats) => {
         const jsm = await jetstreamManager(nats);
-        await ensureStreams(jsm, topology, definition.streams, { replicas: config.JETSTREAM_REPLICAS });
-        await ensureDeadLetterStream(jsm, topology, { replicas: config.JETSTREAM_REPLICAS });
+        await waitForStreams(
+          jsm,
+          definition.streams.map((s) => streamName(topology, s)),
+          { logger, timeoutMs: config.NATS_STREAMS_WAIT_MS },
+        );
         return nats;
       }),
     ]);

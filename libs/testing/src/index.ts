@@ -7,6 +7,7 @@ import pg from "pg";
 import { inject } from "vitest";
 
 export { canConnect, resolveInfrastructure } from "./infrastructure.ts";
+export { type OwnNatsServer, startOwnNatsServer } from "./nats-server.ts";
 export { freePort } from "./ports.ts";
 export { parseExposition, type Sample, sampleValue, unboundedLabels } from "./prometheus.ts";
 

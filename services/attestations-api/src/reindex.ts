@@ -1,6 +1,6 @@
 import { CommonEnv, loadConfig } from "@humanpass/config";
 import { createDb } from "@humanpass/db";
-import { connectNats, ensureStreams, jetstreamManager } from "@humanpass/event-bus";
+import { connectNats, jetstreamManager, streamName, waitForStreams } from "@humanpass/event-bus";
 import { createLogger } from "@humanpass/telemetry";
 import { Type } from "@sinclair/typebox";
 import { AttestationsApiEnv, SCHEMA, SERVICE_NAME } from "./config.ts";
@@ -23,12 +23,19 @@ const db = createDb<any>({
   max: 4,
   applicationName: `${SERVICE_NAME}-reindex`,
 });
-const nats = await connectNats(config.NATS_URL, logger, `${SERVICE_NAME}-reindex`);
+const nats = await connectNats(config.NATS_URL, logger, `${SERVICE_NAME}-reindex`, {
+  user: config.NATS_USER,
+  pass: config.NATS_PASSWORD,
+});
 let code = 0;
 try {
   await migrateReadModel(db, config.DATABASE_URL);
   const topology = { prefix: config.EVENTS_PREFIX };
-  await ensureStreams(await jetstreamManager(nats), topology, ["CHAIN", "VERIFIER"]);
+  await waitForStreams(
+    await jetstreamManager(nats),
+    (["CHAIN", "VERIFIER"] as const).map((s) => streamName(topology, s)),
+    { logger, timeoutMs: config.NATS_STREAMS_WAIT_MS },
+  );
   const result = await rebuildReadModel({
     db,
     nats,

@@ -43,7 +43,9 @@ Options:
   -h, --help       this text
 
 dead-letters lists the events a consumer could not apply (invalid, or refused by its handler too many times)
-with the error and the attempts; replay publishes them to their subject again and removes them from the list.
+with the error and the attempts; replay publishes them to their subject again and removes them from the list,
+only when the event stream still holds the very message (stream and sequence kept in the dead letter): a forged
+or altered dead letter is refused, kept and named on stderr (exit code 1).
   --consumer <d>   only the dead letters of this durable consumer
   --all            replay every dead letter listed
 `;

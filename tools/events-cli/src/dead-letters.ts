@@ -1,4 +1,9 @@
-import { listDeadLetters, replayDeadLetter, type StoredDeadLetter } from "@humanpass/event-bus";
+import {
+  ForgedDeadLetterError,
+  listDeadLetters,
+  replayDeadLetter,
+  type StoredDeadLetter,
+} from "@humanpass/event-bus";
 import { connect } from "@nats-io/transport-node";
 import { natsCredentials, parseConnectionArgs, UsageError } from "./args.ts";
 
@@ -73,12 +78,22 @@ export async function deadLetters(
         return 1;
       }
     }
+    let refused = 0;
     for (const letter of chosen) {
-      await replayDeadLetter(nc, topology, letter);
+      try {
+        await replayDeadLetter(nc, topology, letter);
+      } catch (e) {
+        if (!(e instanceof ForgedDeadLetterError)) throw e;
+        refused++;
+        io.err(e.message);
+        continue;
+      }
       io.out(`replayed #${letter.seq} to ${letter.subject}`);
     }
-    io.err(`${chosen.length} dead letter(s) replayed`);
-    return 0;
+    io.err(
+      `${chosen.length - refused} dead letter(s) replayed${refused ? `, ${refused} refused and kept` : ""}`,
+    );
+    return refused > 0 ? 1 : 0;
   } finally {
     await nc.close();
   }

@@ -1,5 +1,6 @@
 import { parseTailArgs, USAGE, UsageError } from "./args.ts";
 import { deadLetters, parseDeadLettersArgs } from "./dead-letters.ts";
+import { NATS_USAGE, parseNatsArgs, runNats } from "./nats.ts";
 import { tail } from "./tail.ts";
 
 /** `humanpass <group> <command> …`; returns the process exit code. */
@@ -12,8 +13,27 @@ export async function main(argv: string[]): Promise<number> {
     rest.includes("--help") ||
     rest.includes("-h")
   ) {
-    process.stdout.write(USAGE);
+    process.stdout.write(group === "nats" ? NATS_USAGE : `${USAGE}\n${NATS_USAGE}`);
     return group === undefined ? 2 : 0;
+  }
+  if (group === "nats") {
+    if (command === undefined || command === "-h" || command === "--help") {
+      process.stdout.write(NATS_USAGE);
+      return command === undefined ? 2 : 0;
+    }
+    try {
+      return await runNats(parseNatsArgs(command, rest), {
+        out: (text) => process.stdout.write(text),
+        err: (line) => process.stderr.write(`${line}\n`),
+      });
+    } catch (e) {
+      if (e instanceof UsageError) {
+        process.stderr.write(`${e.message}\n\n${NATS_USAGE}`);
+        return 2;
+      }
+      process.stderr.write(`humanpass nats ${command}: ${(e as Error).message}\n`);
+      return 1;
+    }
   }
   if (group !== "events" || (command !== "tail" && command !== "dead-letters")) {
     process.stderr.write(`unknown command: ${[group, command].filter(Boolean).join(" ")}\n\n${USAGE}`);

@@ -95,4 +95,47 @@ describe("humanpass events dead-letters", () => {
     await humanpass("replay", "--all");
     expect(await listDeadLetters(nc, topology)).toEqual([]);
   });
+
+  it("refuses to replay a dead letter the owning stream never carried, or whose payload was altered", async () => {
+    const real = await deadLetter("gateway_usage", 3);
+    const [genuine] = await listDeadLetters(nc, topology);
+    const subject = subjectOf(topology, "PAYMENTS", "max_use_exceeded");
+    const forged = createCloudEvent({
+      source: "payment-gateway",
+      type: "max_use_exceeded",
+      data: { humanId: "666", maxUse: 1, resource: "http://gw/r" },
+    });
+    const letter = {
+      consumer: "gateway_usage",
+      stream: "PAYMENTS" as const,
+      subject,
+      attempts: 1,
+      error: "forged",
+      deadLetteredAt: new Date().toISOString(),
+      payload: JSON.stringify(forged),
+      event: forged,
+    };
+    // One names a sequence the stream never had, one names the genuine message's sequence with other bytes.
+    await publishDeadLetter(nc, topology, { ...letter, streamSeq: 1_000_000 });
+    await publishDeadLetter(nc, topology, { ...letter, streamSeq: genuine!.streamSeq });
+    const stream = `${topology.prefix.toUpperCase()}_PAYMENTS`;
+    const before = (await (await jetstreamManager(nc)).streams.info(stream)).state.last_seq;
+
+    const replay = await humanpass("replay", "--all").then(
+      () => undefined,
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
+    expect(replay?.code).toBe(1);
+    expect(replay?.stderr).toMatch(/not replayed: stream \S+_PAYMENTS holds no message 1000000/);
+    expect(replay?.stderr).toMatch(
+      /not replayed: message \d+ of stream \S+_PAYMENTS is not the dead-lettered one/,
+    );
+    expect(replay?.stderr).toContain("1 dead letter(s) replayed, 2 refused and kept");
+    // Only the genuine event went out again, and the forged letters are still listed.
+    const after = (await (await jetstreamManager(nc)).streams.info(stream)).state.last_seq;
+    expect(after).toBe(before + 1);
+    const again = await (await jetstreamManager(nc)).streams.getMessage(stream, { seq: after });
+    expect(again?.json()).toEqual(real);
+    expect((await listDeadLetters(nc, topology)).map((l) => l.error)).toEqual(["forged", "forged"]);
+  });
 });

@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ensureDatabase } from "@humanpass/db";
 import { type DemoSeed, type Devnet, mine, seedDemo, startDevnet } from "@humanpass/devnet";
+import { applyTopologyAt } from "@humanpass/event-bus";
 import { freePort } from "@humanpass/testing/ports";
 import { recordDemoHumans } from "./demo-humans.ts";
 import { type DevnetFacilitator, startDevnetFacilitator } from "./facilitator.ts";
@@ -46,6 +47,8 @@ export interface StackOptions {
   /** Every service's schema lives in this one database (created when missing). */
   databaseUrl: string;
   natsUrl: string;
+  /** The user that applies the stream topology, where the server requires one (users.conf's `topology`). */
+  natsTopologyUser?: { user: string; pass: string };
   /** Subject/stream prefix; empty for the real names. */
   prefix?: string;
   /** Fixed ports (make up) or free ones (tests, the default). */
@@ -189,7 +192,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       started.push(proc);
       return waitUntilReady(proc);
     };
-    // The producers' streams must exist before the consumers bind to them; the services create what they use.
+    // What the migrations step does in a deployment: services only wait for their streams, they may not create them.
+    await applyTopologyAt(options.natsUrl, { prefix }, options.natsTopologyUser ?? {});
     await Promise.all([launch("chain-indexer"), launch("verifier")]);
     await launch("attestations-api");
     await Promise.all([launch("agent-auth"), launch("payment-gateway")]);

@@ -27,6 +27,10 @@ out("humanpass: starting the devnet, the six services and demo data …");
 const stack = await startStack({
   databaseUrl,
   natsUrl,
+  // The machine's NATS at :4222 has no users; a NATS loading users.conf needs the topology user's password here.
+  ...(process.env.NATS_TOPOLOGY_PASSWORD
+    ? { natsTopologyUser: { user: "topology", pass: process.env.NATS_TOPOLOGY_PASSWORD } }
+    : {}),
   ports: "default",
   devnetPort: Number(process.env.DEVNET_PORT ?? 8545),
   // The indexer serves a block once another follows it: without these, an attestation written last would wait.

@@ -18,7 +18,7 @@ const settled = () => {
 const subscription = await subscribe(nc, {
   stream: "AGENT_AUTH",
   type: "human_verified",
-  durable: "subscriber-acme-humans",
+  durable: "acme_agent-auth",
   topology,
   maxDeliveries: 3,
   backoffMs: [20, 40],
@@ -42,7 +42,7 @@ const count = await replaySince(nc, {
   stream: "AGENT_AUTH",
   type: "human_verified",
   since: new Date(Number(process.env.SINCE_MS)),
-  namePrefix: "subscriber-acme-replay",
+  consumer: "acme_replay",
   topology,
   async handler(event) {
     replayed.push(event.id);

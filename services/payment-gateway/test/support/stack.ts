@@ -109,7 +109,7 @@ export async function startStack(label: string): Promise<Stack> {
   await migrateToLatest(db, { schema: SCHEMA, migrations });
   const nats = await connectTestNats();
   const topology = testTopology();
-  await ensureStreams(await jetstreamManager(nats), topology, ["PAYMENTS"]);
+  await ensureStreams(await jetstreamManager(nats), topology, ["PAYMENTS", "CHAIN"]);
   const events: CloudEvent<any>[] = [];
   const subscription = nats.subscribe(`${topology.prefix}.payments.>`, {
     callback: (_error, message) => {

@@ -1,0 +1,126 @@
+/**
+ * `humanpass nats …` end to end: the users.conf it prints plus the subscriber entry it prints, loaded by a real
+ * nats-server of this file's own; the topology applied with the `topology` user; the subscriber connecting with
+ * the password it was given, reading through its durable and refused anything else.
+ */
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { inboxPrefixOf, passwordVariable } from "@humanpass/event-bus";
+import { type OwnNatsServer, REPO_ROOT, startOwnNatsServer } from "@humanpass/testing";
+import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { UsageError } from "../src/args.ts";
+import { parseNatsArgs, runNats } from "../src/nats.ts";
+
+async function run(argv: string[], env: Record<string, string> = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const saved = { ...process.env };
+  Object.assign(process.env, env);
+  try {
+    const code = await runNats(parseNatsArgs(argv[0], argv.slice(1), { ...process.env, ...env }), {
+      out: (t) => out.push(t),
+      err: (l) => err.push(l),
+    });
+    return { code, out: out.join(""), err: err.join("\n") };
+  } finally {
+    process.env = saved;
+  }
+}
+
+const SERVICE_PASSWORDS = Object.fromEntries(
+  [
+    "verifier",
+    "chain-indexer",
+    "attestations-api",
+    "agent-auth",
+    "payment-gateway",
+    "topology",
+    "operator",
+  ].map((u) => [passwordVariable(u), `pw-${u}`]),
+);
+
+let server: OwnNatsServer;
+let subscriberPassword: string;
+const open: NatsConnection[] = [];
+
+beforeAll(async () => {
+  const conf = await run(["users-conf"]);
+  expect(conf.out).toBe(readFileSync(path.join(REPO_ROOT, "deploy/k8s/base/nats/users.conf"), "utf8"));
+  const subscriber = await run(["subscriber", "acme", "--streams", "verifier,chain"]);
+  expect(subscriber.code).toBe(0);
+  expect(subscriber.out).toContain("password: $NATS_SUBSCRIBER_ACME_PASSWORD");
+  subscriberPassword = /NATS_SUBSCRIBER_ACME_PASSWORD=(\S+)/.exec(subscriber.err)![1];
+  expect(subscriber.out).not.toContain(subscriberPassword);
+  // The entry goes at the end of the users list, as docs/events.md tells an operator.
+  const config = conf.out.replace(/\n {2}\]\n\}\n$/, `\n${subscriber.out}  ]\n}\n`);
+  server = await startOwnNatsServer({
+    config,
+    env: { ...SERVICE_PASSWORDS, NATS_SUBSCRIBER_ACME_PASSWORD: subscriberPassword },
+    probe: { user: "operator", pass: "pw-operator" },
+  });
+  const topology = await run(["topology", "--server", server.url], {
+    NATS_USER: "topology",
+    NATS_PASSWORD: "pw-topology",
+  });
+  expect(topology).toMatchObject({
+    code: 0,
+    err: expect.stringContaining("VERIFIER, CHAIN, AGENT_AUTH, PAYMENTS, DEAD_LETTERS"),
+  });
+});
+
+afterAll(async () => {
+  await Promise.all(open.map((nc) => nc.close()));
+  await server?.stop();
+});
+
+describe("humanpass nats subscriber", () => {
+  it("prints an entry whose user reads its streams through its own durables and may do nothing else", async () => {
+    const nc = await connect({
+      servers: server.url,
+      user: "subscriber-acme",
+      pass: subscriberPassword,
+      inboxPrefix: inboxPrefixOf("subscriber-acme"),
+    });
+    open.push(nc);
+    const operator = await connect({ servers: server.url, user: "operator", pass: "pw-operator" });
+    open.push(operator);
+    await jetstream(operator).publish("verifier.uniqueness_verified", "{}");
+
+    const jsm = await jetstreamManager(nc);
+    await jsm.consumers.add("VERIFIER", { durable_name: "acme_verifier", ack_policy: AckPolicy.Explicit });
+    const msg = await (await jetstream(nc).consumers.get("VERIFIER", "acme_verifier")).next({
+      expires: 2_000,
+    });
+    expect(msg?.subject).toBe("verifier.uniqueness_verified");
+    expect(await msg?.ackAck()).toBe(true);
+    await jsm.consumers.add("CHAIN", { durable_name: "acme_chain", ack_policy: AckPolicy.Explicit });
+
+    const refused = await Promise.all(
+      [
+        jsm.consumers.add("VERIFIER", { durable_name: "someone_verifier", ack_policy: AckPolicy.Explicit }),
+        jsm.streams.delete("VERIFIER"),
+        jsm.streams.info("PAYMENTS"),
+        jetstream(nc).publish("verifier.uniqueness_verified", "{}"),
+      ].map((p) =>
+        p.then(
+          () => "ok",
+          (e: Error) => e.message,
+        ),
+      ),
+    );
+    for (const r of refused) expect(r).toMatch(/permissions violation/i);
+  });
+
+  it("refuses names outside the subscriber's prefix and unknown streams", () => {
+    expect(() =>
+      parseNatsArgs("subscriber", ["acme", "--streams", "VERIFIER", "--durables", "other_x"]),
+    ).toThrow(UsageError);
+    expect(() => parseNatsArgs("subscriber", ["Acme_1", "--streams", "VERIFIER"])).toThrow(/lower-case/);
+    expect(() => parseNatsArgs("subscriber", ["acme", "--streams", "SECRETS"])).toThrow(
+      /unknown stream SECRETS/,
+    );
+    expect(() => parseNatsArgs("subscriber", ["acme"])).toThrow(/--streams is required/);
+  });
+});
