@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { inboxPrefixOf, passwordVariable } from "@humanpass/event-bus";
+import { inboxPrefixOf, passwordVariable, SERVICE_GRANTS } from "@humanpass/event-bus";
 import { type OwnNatsServer, REPO_ROOT, startOwnNatsServer } from "@humanpass/testing";
 import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -30,15 +30,7 @@ async function run(argv: string[], env: Record<string, string> = {}) {
 }
 
 const SERVICE_PASSWORDS = Object.fromEntries(
-  [
-    "verifier",
-    "chain-indexer",
-    "attestations-api",
-    "agent-auth",
-    "payment-gateway",
-    "topology",
-    "operator",
-  ].map((u) => [passwordVariable(u), `pw-${u}`]),
+  [...SERVICE_GRANTS.map((g) => g.user), "topology", "operator"].map((u) => [passwordVariable(u), `pw-${u}`]),
 );
 
 let server: OwnNatsServer;
