@@ -24,6 +24,7 @@ const urls = Object.fromEntries(
   SERVICE_NAMES.map((n) => [n, `http://127.0.0.1:${port(...PORT_VARS[n])}`]),
 ) as Record<ServiceName, string>;
 const devnetRpcUrl = `http://127.0.0.1:${port("DEVNET_PORT", 58545)}`;
+const facilitatorUrl = `http://127.0.0.1:${port("FACILITATOR_PORT", 4022)}`;
 const natsUrl = `nats://127.0.0.1:${port("NATS_PORT", 54222)}`;
 const databaseUrl = `postgres://postgres:${env.POSTGRES_PASSWORD || "humanpass"}@127.0.0.1:${port("POSTGRES_PORT", 55432)}/humanpass`;
 const timeoutMs = Number(env.COMPOSE_READY_TIMEOUT_S || 300) * 1000;
@@ -67,6 +68,7 @@ writeStackFile({
   devnetRpcUrl,
   chainId: summary.chainId,
   usdc: summary.usdc,
+  facilitatorUrl,
   prefix: "",
   natsUrl,
   natsUser: { user: "operator", pass: process.env.NATS_OPERATOR_PASSWORD ?? "dev-operator" },
@@ -85,6 +87,9 @@ out("");
 for (const name of SERVICE_NAMES)
   out(`  ${name.padEnd(width)}  ${urls[name].padEnd(24)} docs: ${urls[name]}/docs`);
 out(`  ${"devnet".padEnd(width)}  ${devnetRpcUrl} (chain id ${summary.chainId})`);
+out(
+  `  ${"facilitator".padEnd(width)}  ${facilitatorUrl.padEnd(24)} x402 facilitator API for the devnet (/supported, /verify, /settle)`,
+);
 out(`  ${"traces".padEnd(width)}  http://127.0.0.1:${port("JAEGER_UI_PORT", 16686)}`);
 out(
   `  ${"metrics".padEnd(width)}  http://127.0.0.1:${port("PROMETHEUS_PORT", 9090)} (Prometheus: series, alerts)`,

@@ -25,6 +25,11 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ReceivedSpan, startOtlpReceiver } from "../src/otlp-receiver.ts";
 import { randomPrefix, type Stack, startStack } from "../src/stack.ts";
+import {
+  postTracedCallback,
+  TOKEN_NOT_VERIFIED,
+  verificationUnderCallback,
+} from "../src/verification-callback.ts";
 
 let database: TestDatabase;
 let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;
@@ -189,6 +194,20 @@ describe("the whole stack", () => {
     const publish = byId.get(publishSpanId)!;
     expect(publish).toMatchObject({ service: "agent-auth", kind: 4 });
     expect(chain(publish).at(-1)).toBe(root);
+  });
+
+  it("a wallet callback's trace holds the worker's proof verification under the callback's server span", async () => {
+    const callback = await postTracedCallback(stack.urls.verifier);
+    expect({ status: callback.status, body: callback.body }).toEqual(TOKEN_NOT_VERIFIED);
+    const found = await eventually(() => {
+      const result = verificationUnderCallback(
+        receiver.spans
+          .filter((s) => s.traceId === callback.traceId)
+          .map((s) => ({ ...s, server: s.kind === 2 })),
+      );
+      return "verify" in result ? result : undefined;
+    }, 20_000);
+    expect(found.server.name).toMatch(/\/api\/callback/);
   });
 
   it("an agent pays the discounted tier until max_use_exceeded, then the standard tier; balances move by exactly that", async () => {
