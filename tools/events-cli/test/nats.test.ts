@@ -1,7 +1,9 @@
 /**
  * `humanpass nats …` end to end: the users.conf it prints plus the subscriber entry it prints, loaded by a real
  * nats-server of this file's own; the topology applied with the `topology` user; the subscriber connecting with
- * the password it was given, reading through its durable and refused anything else.
+ * the password it was given, reading through its durable and refused anything else. Compose's users file
+ * (deploy/compose/nats-users.conf) is the same output plus examples/subscriber's entry, and lets that subscriber in
+ * with compose's dev password.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -114,5 +116,81 @@ describe("humanpass nats subscriber", () => {
       /unknown stream SECRETS/,
     );
     expect(() => parseNatsArgs("subscriber", ["acme"])).toThrow(/--streams is required/);
+  });
+});
+
+const COMPOSE_USERS = readFileSync(path.join(REPO_ROOT, "deploy/compose/nats-users.conf"), "utf8");
+const COMPOSE = readFileSync(path.join(REPO_ROOT, "docker-compose.yml"), "utf8");
+
+describe("deploy/compose/nats-users.conf (the `subscriber` profile)", () => {
+  it("is users-conf plus the entry of `humanpass nats subscriber example --streams AGENT_AUTH,PAYMENTS`", async () => {
+    const conf = await run(["users-conf"]);
+    const example = await run(["subscriber", "example", "--streams", "AGENT_AUTH,PAYMENTS"]);
+    const generated = conf.out.replace(/\n {2}\]\n\}\n$/, `\n${example.out}  ]\n}\n`);
+    expect(generated).not.toBe(conf.out);
+    expect(COMPOSE_USERS.endsWith(generated)).toBe(true);
+    const header = COMPOSE_USERS.slice(0, -generated.length).split("\n").slice(0, -1);
+    expect(header.filter((line) => !line.startsWith("#"))).toEqual([]);
+    expect(COMPOSE).toContain("- ./deploy/compose/nats-users.conf:/etc/nats/users.conf:ro");
+  });
+
+  it("lets subscriber-example in with compose's dev password, through examples/subscriber's durables only", async () => {
+    const defaults = [...COMPOSE.matchAll(/\$\{NATS_SUBSCRIBER_EXAMPLE_PASSWORD:-([^}]+)\}/g)].map(
+      (m) => m[1],
+    );
+    // The nats service's and example-subscriber's: the same default.
+    expect(defaults).toHaveLength(2);
+    expect(new Set(defaults).size).toBe(1);
+    const own = await startOwnNatsServer({
+      config: COMPOSE_USERS,
+      env: { ...SERVICE_PASSWORDS, NATS_SUBSCRIBER_EXAMPLE_PASSWORD: defaults[0]! },
+      probe: { user: "operator", pass: "pw-operator" },
+    });
+    try {
+      const topology = await run(["topology", "--server", own.url], {
+        NATS_USER: "topology",
+        NATS_PASSWORD: "pw-topology",
+      });
+      expect(topology.code).toBe(0);
+      const operator = await connect({ servers: own.url, user: "operator", pass: "pw-operator" });
+      open.push(operator);
+      const nc = await connect({
+        servers: own.url,
+        user: "subscriber-example",
+        pass: defaults[0]!,
+        inboxPrefix: inboxPrefixOf("subscriber-example"),
+      });
+      open.push(nc);
+      const jsm = await jetstreamManager(nc);
+      for (const [stream, subject, durable] of [
+        ["AGENT_AUTH", "agent_auth.human_verified", "example_agent-auth"],
+        ["PAYMENTS", "payments.human_verified", "example_payments"],
+      ] as const) {
+        await jetstream(operator).publish(subject, "{}");
+        await jsm.consumers.add(stream, { durable_name: durable, ack_policy: AckPolicy.Explicit });
+        const msg = await (await jetstream(nc).consumers.get(stream, durable)).next({ expires: 2_000 });
+        expect(msg?.subject).toBe(subject);
+        expect(await msg?.ackAck()).toBe(true);
+      }
+      const refused = await Promise.all(
+        [
+          jsm.consumers.add("AGENT_AUTH", {
+            durable_name: "other_agent-auth",
+            ack_policy: AckPolicy.Explicit,
+          }),
+          jsm.streams.info("VERIFIER"),
+          jsm.streams.delete("PAYMENTS"),
+          jetstream(nc).publish("agent_auth.human_verified", "{}"),
+        ].map((p) =>
+          p.then(
+            () => "ok",
+            (e: Error) => e.message,
+          ),
+        ),
+      );
+      for (const r of refused) expect(r).toMatch(/permissions violation/i);
+    } finally {
+      await own.stop();
+    }
   });
 });
