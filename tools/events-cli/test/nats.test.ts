@@ -5,10 +5,12 @@
  * (deploy/compose/nats-users.conf) is the same output plus examples/subscriber's entry, and lets that subscriber in
  * with compose's dev password.
  */
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { createInterface } from "node:readline";
 import { inboxPrefixOf, passwordVariable, SERVICE_GRANTS } from "@humanpass/event-bus";
-import { type OwnNatsServer, REPO_ROOT, startOwnNatsServer } from "@humanpass/testing";
+import { createTestDatabase, type OwnNatsServer, REPO_ROOT, startOwnNatsServer } from "@humanpass/testing";
 import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -189,6 +191,39 @@ describe("deploy/compose/nats-users.conf (the `subscriber` profile)", () => {
         ),
       );
       for (const r of refused) expect(r).toMatch(/permissions violation/i);
+
+      // examples/subscriber itself, as the profile starts it: subscribed to both streams as subscriber-example.
+      const database = await createTestDatabase("compose_subscriber");
+      const example = spawn(process.execPath, [path.join(REPO_ROOT, "examples/subscriber/src/main.mjs")], {
+        env: {
+          PATH: process.env.PATH ?? "",
+          DATABASE_URL: database.url,
+          NATS_URL: own.url,
+          NATS_USER: "subscriber-example",
+          NATS_PASSWORD: defaults[0]!,
+          SUBSCRIBER_NAME: "example",
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      const output: string[] = [];
+      example.stderr!.on("data", (chunk) => output.push(String(chunk)));
+      const exited = new Promise((resolve) => example.once("exit", resolve));
+      try {
+        const subscribed = await new Promise<string>((resolve, reject) => {
+          createInterface({ input: example.stdout! }).on("line", (line) => {
+            output.push(line);
+            if (line.includes('"msg":"subscribed"')) resolve(line);
+          });
+          example.once("exit", (code) =>
+            reject(new Error(`the example exited (${code}): ${output.join("\n")}`)),
+          );
+        });
+        expect(JSON.parse(subscribed).durables).toEqual(["example_agent-auth", "example_payments"]);
+      } finally {
+        example.kill("SIGTERM");
+        await exited;
+        await database.drop();
+      }
     } finally {
       await own.stop();
     }
