@@ -6,6 +6,8 @@
  * string gives (```js title="server-express.mjs"), run as they stand against the devnet, the facilitator HTTP API
  * and a running attestations-api of the stack `make up` starts. Only what differs from `make up` (ports, URLs) and
  * the agents' keys are given in the environment: the docs' defaults for the rest are checked against the devnet.
+ * The lowest set's Fastify server and agent also run on the lowest Node the packages declare (`engines`), fetched
+ * from the npm registry as an integrator's machine would have it.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -16,6 +18,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { promisify } from "node:util";
 import { connectTestNats, createTestDatabase, type TestDatabase, testNatsUrl } from "@humanpass/testing";
+import { nodeRelease } from "@humanpass/testing/node-release";
 import {
   outsideNpmEnv,
   type PackedPackage,
@@ -23,6 +26,7 @@ import {
   packPackage,
   publishDryRun,
   sourceMapsWithoutSources,
+  specifiersNotAsEmitted,
 } from "@humanpass/testing/packing";
 import { freePort } from "@humanpass/testing/ports";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
@@ -33,6 +37,8 @@ import { randomPrefix, type Stack, startStack } from "../src/stack.ts";
 
 const run = promisify(execFile);
 const SDK_PACKAGES = ["identity", "attestations-client", "human-proof", "x402-fastify"];
+/** The lowest Node the SDK packages declare in `engines`: the oldest line in support. */
+const LOWEST_NODE = "22.12.0";
 const DOCS = readFileSync(path.join(REPO_ROOT, "docs/sdk.md"), "utf8");
 
 /** The JavaScript blocks of the docs by the file name of their info string; `null` names a block without one. */
@@ -111,6 +117,7 @@ let tarballs: string | undefined;
 const projects: Record<string, string> = {};
 let database: TestDatabase;
 let stack: Stack;
+let lowestNode: string;
 const logs: string[] = [];
 
 async function pack(destination: string): Promise<void> {
@@ -152,9 +159,14 @@ async function install(set: VersionSet, tarballs: string): Promise<string> {
 }
 
 /** Starts a documented server with plain node and resolves with the URL it prints once listening. */
-async function startServer(project: string, script: string, servers: ChildProcess[]): Promise<string> {
+async function startServer(
+  project: string,
+  script: string,
+  servers: ChildProcess[],
+  node = process.execPath,
+): Promise<string> {
   const port = await freePort();
-  const child = spawn(process.execPath, [script], {
+  const child = spawn(node, [script], {
     cwd: project,
     env: {
       ...outsideNpmEnv(),
@@ -189,8 +201,14 @@ async function stopServers(servers: ChildProcess[]): Promise<void> {
 }
 
 /** One run of a documented agent, which prints the status and the body of what it paid for. */
-async function agentPays(project: string, script: string, agentAccount: number, url: string) {
-  const { stdout } = await run(process.execPath, [script], {
+async function agentPays(
+  project: string,
+  script: string,
+  agentAccount: number,
+  url: string,
+  node = process.execPath,
+) {
+  const { stdout } = await run(node, [script], {
     cwd: project,
     env: {
       ...outsideNpmEnv(),
@@ -219,6 +237,7 @@ async function payRepeatedly(
   agentAccount: number,
   url: string,
   times: number,
+  node = process.execPath,
 ) {
   const agent = stack.devnet.accounts[agentAccount]!.address;
   const payTo = stack.devnet.accounts[9]!.address;
@@ -226,7 +245,7 @@ async function payRepeatedly(
   const paid: bigint[] = [];
   for (let i = 0; i < times; i++) {
     const before = await usdcOf(agent);
-    const result = await agentPays(project, script, agentAccount, url);
+    const result = await agentPays(project, script, agentAccount, url, node);
     expect({ ...result, body: JSON.parse(result.body) }).toEqual({
       status: 200,
       body: { city: "Zurich", temperatureC: 7 },
@@ -243,7 +262,7 @@ beforeAll(async () => {
   const installed = pack(destination).then(() =>
     Promise.all(VERSION_SETS.map(async (set) => [set.name, await install(set, destination)] as const)),
   );
-  const [started, sets] = await Promise.all([
+  const [started, sets, lowest] = await Promise.all([
     startStack({
       databaseUrl: database.url,
       natsUrl: testNatsUrl(),
@@ -252,8 +271,10 @@ beforeAll(async () => {
       logLevel: "warn",
     }),
     installed,
+    nodeRelease(LOWEST_NODE, path.join(REPO_ROOT, ".run")),
   ]);
   stack = started;
+  lowestNode = lowest;
   Object.assign(projects, Object.fromEntries(sets));
 }, 600_000);
 
@@ -323,7 +344,18 @@ describe("the SDK packed and installed outside the workspace", () => {
       expect({ name, problems: packageHygieneProblems(manifest, files) }).toEqual({ name, problems: [] });
       const installed = path.join(projects.latest!, "node_modules/@humanpass", name);
       expect({ name, lacking: await sourceMapsWithoutSources(installed) }).toEqual({ name, lacking: [] });
+      // As emitted by tsc: `./x.js`, which Node resolves without a loader of the integrator's.
+      expect({ name, specifiers: await specifiersNotAsEmitted(installed) }).toEqual({ name, specifiers: [] });
     }
+  });
+
+  it(`declares Node ${LOWEST_NODE} or later, the release the lowest set also runs on`, async () => {
+    for (const name of SDK_PACKAGES) {
+      const manifest = JSON.parse(await readFile(path.join(REPO_ROOT, "libs", name, "package.json"), "utf8"));
+      expect({ name, engines: manifest.engines }).toEqual({ name, engines: { node: `>=${LOWEST_NODE}` } });
+    }
+    const { stdout } = await run(lowestNode, ["-v"]);
+    expect(stdout.trim()).toBe(`v${LOWEST_NODE}`);
   });
 
   it("passes npm publish --dry-run", async () => {
@@ -426,3 +458,20 @@ for (const set of VERSION_SETS)
       }
     }
   });
+
+describe(`the docs' Fastify server and agent on Node ${LOWEST_NODE} (lowest set)`, () => {
+  const servers: ChildProcess[] = [];
+  let url: string;
+
+  beforeAll(async () => {
+    url = `${await startServer(projects.lowest!, "server-fastify.mjs", servers, lowestNode)}/weather`;
+  });
+  afterAll(() => stopServers(servers));
+
+  // A server process of its own counts uses afresh, so agent 4 gets the discounted tier again.
+  it("the discounted tier until max_use_exceeded, then the standard tier", async () => {
+    const { paid, received } = await payRepeatedly(projects.lowest!, AGENTS.ours, 4, url, 3, lowestNode);
+    expect(paid).toEqual([DISCOUNTED, DISCOUNTED, STANDARD]);
+    expect(received).toBe(2n * DISCOUNTED + STANDARD);
+  });
+});
