@@ -6,16 +6,16 @@ set -euo pipefail
 source "$(dirname "$0")/env.sh"
 replicas="${REPLICAS:-1}"
 scale=()
-for service in verifier chain-indexer attestations-api agent-auth payment-gateway; do
+for service in verifier chain-indexer attestations-api agent-auth payment-gateway webhooks; do
   scale+=(--scale "$service=$replicas")
 done
 start=$(date +%s)
 echo "compose: building the images and starting the stack ($COMPOSE_CMD, project $COMPOSE_PROJECT_NAME, $replicas replica(s) per service) …"
 # COMPOSE_NO_BUILD=1 starts with the images already built (quicker reruns while only the host's side changes).
-# The devnet first: its `npm ci` layer is the one the five services then share, building side by side.
+# The devnet first: its `npm ci` layer is the one the six services then share, building side by side.
 if [ "${COMPOSE_NO_BUILD:-0}" != 1 ]; then
   compose build devnet >&2
-  compose build --parallel verifier chain-indexer attestations-api agent-auth payment-gateway >&2
+  compose build --parallel verifier chain-indexer attestations-api agent-auth payment-gateway webhooks >&2
 fi
 built=$(date +%s)
 compose up -d --no-build "${scale[@]}"
