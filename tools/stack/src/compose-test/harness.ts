@@ -8,7 +8,7 @@ import { type DevnetSummary, devnetSummary } from "../compose-devnet.ts";
 import { readStackFile, type StackFile } from "../stack-file.ts";
 import { containersOf, replicasOf } from "./docker.ts";
 import type { FaultEnv } from "./faults.ts";
-import { attestationsServed } from "./invariants.ts";
+import { attestationsServed, SCHEMAS } from "./invariants.ts";
 import type { WorkloadRecord } from "./workload.ts";
 
 export interface Harness {
@@ -83,14 +83,12 @@ export async function indexerCursor(h: Harness): Promise<bigint> {
   return BigInt(rows[0]?.block_number ?? -1);
 }
 
-const OUTBOX_SCHEMAS = ["verifier", "chain_indexer", "attestations", "agent_auth", "payment_gateway"];
-
 /**
  * Waits (bounded) until every outbox is drained and the API serves every attestation the workload wrote: the
  * consumers have caught up. Returns whether it got there; the invariants are checked either way.
  */
 export async function settle(h: Harness, attesterDids: string[], timeoutMs: number): Promise<boolean> {
-  const pendingSql = OUTBOX_SCHEMAS.map(
+  const pendingSql = SCHEMAS.map(
     (s) => `select count(*) as n from "${s}".outbox where published_at is null`,
   ).join(" union all ");
   for (const until = Date.now() + timeoutMs; Date.now() < until; await sleep(1_000)) {

@@ -34,6 +34,7 @@ export const SCHEMAS = [
   "attestations",
   "agent_auth",
   "payment_gateway",
+  "webhooks",
 ] as const;
 
 export interface Window {
