@@ -73,7 +73,9 @@ describe("make compose-up", () => {
   it("pulls the upstream images and builds and runs on them when a registry answers", () => {
     const { calls, output } = composeUp("up");
     expect(calls).toContainEqual(
-      expect.stringMatching(/^docker compose pull -q postgres nats proxy otel-collector jaeger prometheus \|/),
+      expect.stringMatching(
+        /^docker compose pull -q postgres nats proxy otel-collector jaeger prometheus \|/,
+      ),
     );
     expect(calls).toContainEqual(expect.stringMatching(/^docker pull -q node:\S+ \|/));
     const up = calls.find((c) => / up -d /.test(c));
