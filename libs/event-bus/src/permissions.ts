@@ -230,7 +230,10 @@ export function renderUsersConf(topology: Topology, extraUsers: string[] = []): 
     "  users: [",
     ...services,
     renderUser(TOPOLOGY_USER, `$${passwordVariable(TOPOLOGY_USER)}`, {
-      publish: { allow: [`${API}.>`] },
+      // What applying the topology calls (ensureStreams): never a stream delete or purge, nor any consumer.
+      publish: {
+        allow: [`${API}.INFO`, ...["INFO", "CREATE", "UPDATE"].map((call) => `${API}.STREAM.${call}.*`)],
+      },
       subscribe: { allow: [`${inboxPrefixOf(TOPOLOGY_USER)}.>`] },
     }),
     renderUser(OPERATOR_USER, `$${passwordVariable(OPERATOR_USER)}`),

@@ -144,6 +144,21 @@ async function operatorJsm(): Promise<JetStreamManager> {
   return operatorJsmCached;
 }
 
+describe("the topology user", () => {
+  it("creates and updates streams (beforeAll applied them) but may not delete or purge one", async () => {
+    const jsm = await jetstreamManager(await server.connectAs("topology"));
+    for (const stream of [...ALL_STREAMS, "DEAD_LETTERS"]) {
+      const deleted = await outcome(jsm.streams.delete(stream));
+      const purge = await outcome(jsm.streams.purge(stream));
+      expect({ stream, deleted, purge }).toEqual({
+        stream,
+        deleted: expect.stringMatching(DENIED),
+        purge: expect.stringMatching(DENIED),
+      });
+    }
+  });
+});
+
 describe("service users", () => {
   it("publish their own stream's events and no other's", async () => {
     for (const grant of SERVICE_GRANTS) {
