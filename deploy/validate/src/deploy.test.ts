@@ -4,10 +4,14 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { validateDeploy } from "./deploy.ts";
+import { renderOverlay, validateDeploy } from "./deploy.ts";
+import { parseManifests } from "./kustomize.ts";
 import { REPO_ROOT, repoPath } from "./paths.ts";
+import { placeholderProblems } from "./placeholders.ts";
 
 const run = promisify(execFile);
+/** A filled values.env for the prod overlay, as make lint renders it. */
+const PROD_VALUES = repoPath("deploy/validate/fixtures/prod-values.env");
 
 /** Replaces one exact text in a file of the copy, failing loudly when the text is not there any more. */
 function edit(root: string, file: string, from: string, to: string): void {
@@ -18,6 +22,8 @@ function edit(root: string, file: string, from: string, to: string): void {
   writeFileSync(full, text.replace(from, to));
 }
 
+// Each full run (the first three tests) renders both overlays, runs compose config and type-checks every manifest: a
+// minute or more on a busy machine, hence their timeouts.
 describe("npm run validate:deploy", () => {
   let broken: string;
 
@@ -64,12 +70,39 @@ describe("npm run validate:deploy", () => {
       "apiVersion: policy/v1",
       "apiVersion: policy/v2",
     );
+    // Draining: a service without its preStop sleep, one whose grace period ends before its shutdown does.
+    edit(
+      broken,
+      "deploy/k8s/base/webhooks/deployment.yaml",
+      "          lifecycle:\n",
+      "          x-lifecycle:\n",
+    );
+    edit(
+      broken,
+      "deploy/k8s/base/verifier/deployment.yaml",
+      "terminationGracePeriodSeconds: 40",
+      "terminationGracePeriodSeconds: 20",
+    );
+    // Gateway API: a path match type of ingress-nginx's, not the Gateway API's; the Barman Cloud ObjectStore: a
+    // retention it cannot read.
+    edit(
+      broken,
+      "deploy/k8s/base/gateway/routes.yaml",
+      "type: PathPrefix\n            value: /api/v1",
+      "type: Prefix\n            value: /api/v1",
+    );
+    edit(
+      broken,
+      "deploy/k8s/overlays/prod/object-store.yaml",
+      "retentionPolicy: 30d",
+      "retentionPolicy: 30 days",
+    );
   });
 
   afterAll(() => rmSync(broken, { recursive: true, force: true }));
 
   it("passes the committed docker-compose.yml and every rendered overlay", async () => {
-    const { checked, problems } = await validateDeploy(REPO_ROOT);
+    const { checked, problems } = await validateDeploy(REPO_ROOT, { values: { prod: PROD_VALUES } });
     expect(problems).toEqual([]);
     expect(checked).toEqual([
       expect.stringMatching(/^docker-compose\.yml \(docker(-| )compose config\)$/),
@@ -77,14 +110,22 @@ describe("npm run validate:deploy", () => {
       "deploy/devnet/Dockerfile",
       "deploy/otel-collector.yaml",
       expect.stringMatching(/^deploy\/k8s\/overlays\/dev \(\d+ manifests\)$/),
-      expect.stringMatching(/^deploy\/k8s\/overlays\/prod \(\d+ manifests\)$/),
+      expect.stringMatching(
+        /^deploy\/k8s\/overlays\/prod with deploy\/validate\/fixtures\/prod-values\.env \(\d+ manifests\)$/,
+      ),
     ]);
-  });
+  }, 180_000);
 
   it("fails a deliberately broken copy, naming each problem, with exit code 1", async () => {
     const result = await run(
       process.execPath,
-      ["--conditions=@humanpass/source", path.join(REPO_ROOT, "deploy/validate/src/main.ts"), broken],
+      [
+        "--conditions=@humanpass/source",
+        path.join(REPO_ROOT, "deploy/validate/src/main.ts"),
+        "--values",
+        `prod=${PROD_VALUES}`,
+        broken,
+      ],
       {
         cwd: REPO_ROOT,
       },
@@ -123,7 +164,21 @@ describe("npm run validate:deploy", () => {
     expect(stderr).toContain(
       "deploy/k8s/overlays/prod: ScheduledBackup/humanpass-db-nightly at /spec/backupOwnerReference: must be equal to one of the allowed values",
     );
-  });
+    for (const overlay of ["dev", "prod"]) {
+      expect(stderr).toContain(
+        `deploy/k8s/overlays/${overlay}: Deployment/webhooks at /spec/template/spec/containers/0/lifecycle/preStop: needs a sleep`,
+      );
+      expect(stderr).toContain(
+        `deploy/k8s/overlays/${overlay}: Deployment/verifier at /spec/template/spec/terminationGracePeriodSeconds: 20 s is shorter than the preStop sleep (10 s), SHUTDOWN_DRAIN_MS (5 s) and the shutdown steps (15 s)`,
+      );
+      expect(stderr).toContain(
+        `deploy/k8s/overlays/${overlay}: HTTPRoute/attestations-api at /spec/rules/0/matches/0/path/type: must be equal to one of the allowed values`,
+      );
+    }
+    expect(stderr).toContain(
+      "deploy/k8s/overlays/prod: ObjectStore/humanpass-backups at /spec/retentionPolicy: must match",
+    );
+  }, 180_000);
 
   it("fails an overlay that kustomize cannot render", async () => {
     const root = mkdtempSync(path.join(tmpdir(), "humanpass-deploy-"));
@@ -136,7 +191,7 @@ describe("npm run validate:deploy", () => {
         "  - scheduled-backup.yaml",
         "  - scheduled-backups.yaml",
       );
-      const { problems } = await validateDeploy(root);
+      const { problems } = await validateDeploy(root, { values: { prod: PROD_VALUES } });
       expect(problems).toEqual([
         expect.objectContaining({
           where: "deploy/k8s/overlays/prod",
@@ -146,5 +201,76 @@ describe("npm run validate:deploy", () => {
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
+  }, 180_000);
+
+  describe("the prod overlay's values", () => {
+    const k8s = repoPath("deploy/k8s");
+
+    it("does not render without a values.env", () => {
+      expect(() => renderOverlay(k8s, "prod", undefined)).toThrow(/values\.env.*no such file/);
+    });
+
+    it("is refused with the placeholders of values.env.example, each named where it lands", () => {
+      const manifests = parseManifests(
+        renderOverlay(k8s, "prod", repoPath("deploy/k8s/overlays/prod/values.env.example")),
+      );
+      const found = placeholderProblems(manifests, "prod").map(
+        (p) => `${p.where} at ${p.path}: ${p.message}`,
+      );
+      for (const expected of [
+        /^prod: ConfigMap\/payment-gateway-config-\w+ at \/data\/EVM_ADDRESS: the zero address/,
+        /^prod: ConfigMap\/chain-indexer-config-\w+ at \/data\/ATTESTATION_REGISTRY_ADDRESS: the zero address/,
+        /^prod: ConfigMap\/chain-indexer-config-\w+ at \/data\/SCHEMA_REGISTRY_ADDRESSES: the zero address/,
+        /^prod: ConfigMap\/verifier-config-\w+ at \/data\/AUDIENCE_DID: a placeholder is left/,
+        /^prod: ConfigMap\/verifier-config-\w+ at \/data\/ALLOWED_ISSUER: a placeholder is left/,
+        /^prod: ConfigMap\/verifier-config-\w+ at \/data\/HOST_URL: a host under \.example/,
+        /^prod: Gateway\/humanpass at \/spec\/gatewayClassName: a placeholder is left/,
+        /^prod: HTTPRoute\/payment-gateway at \/spec\/hostnames\/0: a host under \.example/,
+        /^prod: Deployment\/verifier at \/spec\/template\/spec\/containers\/0\/image: a placeholder is left/,
+        /^prod: ObjectStore\/humanpass-backups at \/spec\/configuration\/destinationPath: a placeholder is left/,
+      ])
+        expect(found).toContainEqual(expect.stringMatching(expected));
+    });
+
+    it("is refused when one of our images is pinned by a tag alone", () => {
+      const dir = mkdtempSync(path.join(tmpdir(), "humanpass-values-"));
+      try {
+        const values = path.join(dir, "values.env");
+        writeFileSync(
+          values,
+          readFileSync(PROD_VALUES, "utf8").replace(
+            /^IMAGE_WEBHOOKS=.*$/m,
+            "IMAGE_WEBHOOKS=registry.humanpass.test/humanpass/webhooks:1.0.0",
+          ),
+        );
+        const manifests = parseManifests(renderOverlay(k8s, "prod", values));
+        expect(placeholderProblems(manifests, "prod")).toEqual([
+          expect.objectContaining({
+            where: "prod: Deployment/webhooks",
+            path: "/spec/template/spec/containers/0/image",
+            message: "not pinned by digest: registry.humanpass.test/humanpass/webhooks:1.0.0",
+          }),
+          expect.objectContaining({
+            where: "prod: Job/humanpass-migrate-1.0.0",
+            path: "/spec/template/spec/initContainers/6/image",
+          }),
+        ]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it("passes filled in, and names the migrations Job after the release", () => {
+      const manifests = parseManifests(renderOverlay(k8s, "prod", PROD_VALUES)) as {
+        kind: string;
+        metadata: { name: string };
+      }[];
+      expect(placeholderProblems(manifests, "prod")).toEqual([]);
+      expect(manifests.filter((m) => m.kind === "Job").map((m) => m.metadata.name)).toEqual([
+        "humanpass-migrate-1.0.0",
+      ]);
+      // The values are copied into place, never applied themselves.
+      expect(manifests.some((m) => m.metadata.name === "humanpass-values")).toBe(false);
+    });
   });
 });

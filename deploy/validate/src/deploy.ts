@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { validateCompose } from "./compose.ts";
 import { composeConfig } from "./compose-cli.ts";
@@ -8,6 +9,7 @@ import { imageProblems } from "./images.ts";
 import { validateManifests } from "./k8s.ts";
 import { parseManifests, renderKustomization } from "./kustomize.ts";
 import { validateOtelConfig } from "./otel.ts";
+import { placeholderProblems } from "./placeholders.ts";
 import { policyProblems } from "./policy.ts";
 import type { Problem } from "./problems.ts";
 import { serviceConfigs } from "./service-config.ts";
@@ -19,11 +21,32 @@ export interface DeployValidation {
   warnings: string[];
 }
 
+export interface DeployOptions {
+  /**
+   * A values.env by overlay name, rendered in the overlay's place as a deployer's own would be (in a copy of
+   * deploy/k8s; the file is never written into the checkout).
+   */
+  values?: Record<string, string>;
+}
+
+/** Renders an overlay, from a copy holding `valuesFile` as its values.env when one is given. */
+export function renderOverlay(k8sDir: string, overlay: string, valuesFile: string | undefined): string {
+  if (!valuesFile) return renderKustomization(path.join(k8sDir, "overlays", overlay));
+  const copy = mkdtempSync(path.join(tmpdir(), "humanpass-k8s-"));
+  try {
+    cpSync(k8sDir, copy, { recursive: true });
+    copyFileSync(valuesFile, path.join(copy, "overlays", overlay, "values.env"));
+    return renderKustomization(path.join(copy, "overlays", overlay));
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
+}
+
 /**
  * Validates `<root>/docker-compose.yml`, the services' Dockerfile and every `<root>/deploy/k8s/overlays/*` as
  * rendered by kustomize.
  */
-export async function validateDeploy(root: string): Promise<DeployValidation> {
+export async function validateDeploy(root: string, options: DeployOptions = {}): Promise<DeployValidation> {
   const checked: string[] = [];
   const problems: Problem[] = [];
   const warnings: string[] = [];
@@ -61,13 +84,16 @@ export async function validateDeploy(root: string): Promise<DeployValidation> {
   const sets: { where: string; manifests: unknown[] }[] = [];
   for (const overlay of overlays.sort()) {
     const where = `deploy/k8s/overlays/${overlay}`;
+    const valuesFile = options.values?.[overlay];
     try {
-      const manifests = parseManifests(renderKustomization(path.join(overlaysDir, overlay)));
+      const manifests = parseManifests(renderOverlay(path.join(root, "deploy/k8s"), overlay, valuesFile));
       sets.push({ where, manifests });
+      problems.push(...placeholderProblems(manifests, where));
       problems.push(...policyProblems(manifests, where));
       problems.push(...connectionBudgetProblems(manifests, where));
       checkManifestEnv(manifests, where, configs, problems, warnings);
-      checked.push(`${where} (${manifests.length} manifests)`);
+      const using = valuesFile ? ` with ${path.relative(root, valuesFile) || valuesFile}` : "";
+      checked.push(`${where}${using} (${manifests.length} manifests)`);
     } catch (e) {
       problems.push({ where, path: "/", message: (e as Error).message });
     }

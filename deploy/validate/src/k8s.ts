@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import type { Problem } from "./problems.ts";
 import { strictProblems } from "./strict.ts";
 
@@ -11,6 +12,12 @@ interface Manifest {
 const CRD_MODELS: Record<string, string> = {
   "postgresql.cnpg.io": "@kubernetes-models/cloudnative-pg",
   "monitoring.coreos.com": "@kubernetes-models/prometheus-operator",
+  "gateway.networking.k8s.io": "@kubernetes-models/gateway-api",
+};
+
+/** Kinds no package models, checked by a module of ours (its model class and `I<kind>` interface). */
+const LOCAL_MODELS: Record<string, string> = {
+  "barmancloud.cnpg.io/v1/ObjectStore": fileURLToPath(new URL("./object-store.ts", import.meta.url)),
 };
 
 /**
@@ -18,6 +25,8 @@ const CRD_MODELS: Record<string, string> = {
  * `postgresql.cnpg.io/v1` + `Cluster` → `@kubernetes-models/cloudnative-pg/postgresql.cnpg.io/v1/Cluster`.
  */
 function modelPath(apiVersion: string, kind: string): string {
+  const local = LOCAL_MODELS[`${apiVersion}/${kind}`];
+  if (local) return local;
   const group = apiVersion.includes("/") ? apiVersion.slice(0, apiVersion.indexOf("/")) : "";
   return `${CRD_MODELS[group] ?? "kubernetes-models"}/${apiVersion}/${kind}`;
 }
@@ -44,7 +53,8 @@ function asTheApiServerReadsIt(raw: unknown): unknown {
 /**
  * Validates rendered manifests against the Kubernetes API schemas compiled into the kubernetes-models package,
  * the CloudNativePG CRD schemas of @kubernetes-models/cloudnative-pg and the prometheus-operator's of
- * @kubernetes-models/prometheus-operator (types, required fields, enums), then
+ * @kubernetes-models/prometheus-operator, the Gateway API's of @kubernetes-models/gateway-api and the Barman Cloud
+ * plugin's ObjectStore (object-store.ts) (types, required fields, enums), then
  * strictly (unknown fields); an object of a kind none knows is an error, so a typo in `kind` or `apiVersion`
  * cannot slip through.
  */

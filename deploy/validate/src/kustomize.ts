@@ -25,8 +25,15 @@ export function renderKustomization(dir: string): string {
   }
 }
 
+/**
+ * Parses kustomize's output as the API server reads it. kustomize leaves a 40-digit hex string (an EVM address)
+ * unquoted; Go's YAML reads it as the string it is (it overflows every integer type), YAML 1.2's core schema as a
+ * hex integer: without that tag an address stays the string the service receives.
+ */
 export function parseManifests(text: string): unknown[] {
-  return parseAllDocuments(text)
+  return parseAllDocuments(text, {
+    customTags: (tags) => tags.filter((tag) => !(typeof tag === "object" && tag.format === "HEX")),
+  })
     .map((doc) => {
       if (doc.errors.length > 0) throw new Error(`rendered YAML does not parse: ${doc.errors[0]!.message}`);
       return doc.toJS();

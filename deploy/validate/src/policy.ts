@@ -3,6 +3,8 @@ import type { Problem } from "./problems.ts";
 type Obj = Record<string, any>;
 
 const WORKLOADS = new Set(["Deployment", "StatefulSet", "Job"]);
+/** How long a service's shutdown steps may take after draining (installGracefulShutdown in libs/http). */
+const SHUTDOWN_STEPS_SECONDS = 15;
 
 function matches(selector: Obj | undefined, labels: Obj | undefined): boolean {
   const wanted = selector?.matchLabels ?? {};
@@ -12,14 +14,17 @@ function matches(selector: Obj | undefined, labels: Obj | undefined): boolean {
 /**
  * humanpass's own rules for rendered manifests, beyond what the API accepts: every workload runs non-root on a
  * read-only root filesystem without privileges and with resources; every service Deployment has its probes on
- * /readyz and /healthz; a stateless one (rolling updates) has a PodDisruptionBudget and an HPA; every pod is
- * covered by a NetworkPolicy of its own; every ConfigMap a pod reads is rendered with it.
+ * /readyz and /healthz, a preStop sleep (so a rollout drops no request: the endpoint goes before the process) and a
+ * termination grace period that covers the sleep, SHUTDOWN_DRAIN_MS and the shutdown steps; a stateless one (rolling
+ * updates) has a PodDisruptionBudget and an HPA; every pod is covered by a NetworkPolicy of its own; every ConfigMap
+ * a pod reads is rendered with it.
  */
 export function policyProblems(manifests: unknown[], where: string): Problem[] {
   const problems: Problem[] = [];
   const all = manifests as Obj[];
   const byKind = (kind: string) => all.filter((m) => m?.kind === kind);
   const configMaps = new Set(byKind("ConfigMap").map((m) => m.metadata?.name));
+  const configData = new Map(byKind("ConfigMap").map((m) => [m.metadata?.name, m.data ?? {}]));
   const policies = byKind("NetworkPolicy").filter(
     (p) => Object.keys(p.spec?.podSelector?.matchLabels ?? {}).length > 0,
   );
@@ -70,6 +75,26 @@ export function policyProblems(manifests: unknown[], where: string): Problem[] {
         add("/spec/template/spec/containers/0/readinessProbe", "must be an HTTP GET of /readyz");
       if (main.livenessProbe?.httpGet?.path !== "/healthz")
         add("/spec/template/spec/containers/0/livenessProbe", "must be an HTTP GET of /healthz");
+      const sleep = main.lifecycle?.preStop?.sleep?.seconds;
+      if (typeof sleep !== "number" || sleep <= 0)
+        add(
+          "/spec/template/spec/containers/0/lifecycle/preStop",
+          "needs a sleep, so a rollout drops no request",
+        );
+      else {
+        const env: Obj = {};
+        for (const source of main.envFrom ?? [])
+          Object.assign(env, configData.get(source.configMapRef?.name));
+        for (const entry of main.env ?? []) if (entry.value !== undefined) env[entry.name] = entry.value;
+        const drain = Number(env.SHUTDOWN_DRAIN_MS ?? 0) / 1000;
+        const needed = sleep + drain + SHUTDOWN_STEPS_SECONDS;
+        const grace = pod.spec.terminationGracePeriodSeconds ?? 30;
+        if (grace < needed)
+          add(
+            "/spec/template/spec/terminationGracePeriodSeconds",
+            `${grace} s is shorter than the preStop sleep (${sleep} s), SHUTDOWN_DRAIN_MS (${drain} s) and the shutdown steps (${SHUTDOWN_STEPS_SECONDS} s): the kubelet would kill the pod mid-request`,
+          );
+      }
       if ((workload.spec.strategy?.type ?? "RollingUpdate") === "RollingUpdate") {
         if (!pdbs.some((p) => matches(p.spec?.selector, podLabels)))
           add("/", "a stateless service needs a PodDisruptionBudget");

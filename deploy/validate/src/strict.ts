@@ -27,6 +27,8 @@ export function strictProblems(
     target: ts.ScriptTarget.ES2022,
     module: ts.ModuleKind.ESNext,
     moduleResolution: ts.ModuleResolutionKind.Bundler,
+    // Our own models (object-store.ts) are imported by their file name.
+    allowImportingTsExtensions: true,
     types: [],
   };
   const host = ts.createCompilerHost(options);
