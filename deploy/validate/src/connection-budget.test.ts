@@ -1,12 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { connectionBudgetProblems } from "./connection-budget.ts";
-import { parseManifests, renderKustomization } from "./kustomize.ts";
-import { repoPath } from "./paths.ts";
+import { renderForLint } from "./deploy.ts";
+import { parseManifests } from "./kustomize.ts";
 
 type Obj = Record<string, any>;
 
-const rendered = (overlay: string) =>
-  parseManifests(renderKustomization(repoPath(`deploy/k8s/overlays/${overlay}`))) as Obj[];
+const rendered = (overlay: string) => parseManifests(renderForLint(overlay)) as Obj[];
 const find = (ms: Obj[], kind: string, name: string) =>
   ms.find((m) => m.kind === kind && m.metadata.name === name)!;
 

@@ -9,6 +9,7 @@ import { imageProblems } from "./images.ts";
 import { validateManifests } from "./k8s.ts";
 import { parseManifests, renderKustomization } from "./kustomize.ts";
 import { validateOtelConfig } from "./otel.ts";
+import { repoPath } from "./paths.ts";
 import { placeholderProblems } from "./placeholders.ts";
 import { policyProblems } from "./policy.ts";
 import type { Problem } from "./problems.ts";
@@ -40,6 +41,16 @@ export function renderOverlay(k8sDir: string, overlay: string, valuesFile: strin
   } finally {
     rmSync(copy, { recursive: true, force: true });
   }
+}
+
+/** What `npm run validate:deploy` (make lint) renders an overlay with: prod with a filled test values.env. */
+export const LINT_VALUES: Record<string, string> = {
+  prod: repoPath("deploy/validate/fixtures/prod-values.env"),
+};
+
+/** An overlay of the checkout as make lint renders it. */
+export function renderForLint(overlay: string): string {
+  return renderOverlay(repoPath("deploy/k8s"), overlay, LINT_VALUES[overlay]);
 }
 
 /**

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { composeConfig } from "./compose-cli.ts";
+import { renderForLint } from "./deploy.ts";
 import { checkComposeEnv, checkManifestEnv } from "./envcheck.ts";
-import { parseManifests, renderKustomization } from "./kustomize.ts";
+import { parseManifests } from "./kustomize.ts";
 import { repoPath } from "./paths.ts";
 import type { Problem } from "./problems.ts";
 import { type ServiceConfig, serviceConfigs } from "./service-config.ts";
@@ -24,13 +25,7 @@ describe("service environments", () => {
     const warnings: string[] = [];
     checkComposeEnv(resolvedCompose(), configs, problems, warnings);
     for (const overlay of ["dev", "prod"]) {
-      checkManifestEnv(
-        parseManifests(renderKustomization(repoPath(`deploy/k8s/overlays/${overlay}`))),
-        overlay,
-        configs,
-        problems,
-        warnings,
-      );
+      checkManifestEnv(parseManifests(renderForLint(overlay)), overlay, configs, problems, warnings);
     }
     expect(problems).toEqual([]);
     expect(warnings).toEqual([]);
@@ -60,7 +55,7 @@ describe("service environments", () => {
   });
 
   it("reads a Deployment's environment from its ConfigMaps, literals and Secrets", () => {
-    const manifests = parseManifests(renderKustomization(repoPath("deploy/k8s/overlays/prod"))) as Obj[];
+    const manifests = parseManifests(renderForLint("prod")) as Obj[];
     const config = manifests.find(
       (m) => m.kind === "ConfigMap" && m.metadata.name.startsWith("chain-indexer-config"),
     )!;

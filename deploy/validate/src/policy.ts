@@ -5,6 +5,8 @@ type Obj = Record<string, any>;
 const WORKLOADS = new Set(["Deployment", "StatefulSet", "Job"]);
 /** How long a service's shutdown steps may take after draining (installGracefulShutdown in libs/http). */
 const SHUTDOWN_STEPS_SECONDS = 15;
+/** SHUTDOWN_DRAIN_MS when no ConfigMap sets it: the services' default (libs/service). */
+const DEFAULT_DRAIN_MS = 5_000;
 
 function matches(selector: Obj | undefined, labels: Obj | undefined): boolean {
   const wanted = selector?.matchLabels ?? {};
@@ -86,7 +88,7 @@ export function policyProblems(manifests: unknown[], where: string): Problem[] {
         for (const source of main.envFrom ?? [])
           Object.assign(env, configData.get(source.configMapRef?.name));
         for (const entry of main.env ?? []) if (entry.value !== undefined) env[entry.name] = entry.value;
-        const drain = Number(env.SHUTDOWN_DRAIN_MS ?? 0) / 1000;
+        const drain = Number(env.SHUTDOWN_DRAIN_MS ?? DEFAULT_DRAIN_MS) / 1000;
         const needed = sleep + drain + SHUTDOWN_STEPS_SECONDS;
         const grace = pod.spec.terminationGracePeriodSeconds ?? 30;
         if (grace < needed)
