@@ -126,6 +126,7 @@ describe("deploy/observability/dashboard.json", () => {
       "agent-auth",
       "payment-gateway",
       "chain-indexer",
+      "webhooks",
     ]);
     expect(expressions.length).toBeGreaterThan(40);
   });

@@ -2,6 +2,7 @@ import { createNoopMeter, type Meter } from "@opentelemetry/api";
 import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { MeterProvider } from "@opentelemetry/sdk-metrics";
+import { observeRuntime } from "./runtime-metrics.ts";
 
 export interface MetricsOptions {
   serviceName: string;
@@ -45,14 +46,19 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
   });
   // service.name on every series, so one expression tells the services apart whatever the scrape job is called.
   const serializer = new PrometheusSerializer("", false, /^service\.name$/);
+  const meter = provider.getMeter("@humanpass/telemetry");
+  const stopRuntime = observeRuntime(meter);
   return {
     enabled: true,
-    meter: provider.getMeter("@humanpass/telemetry"),
+    meter,
     async render() {
       const { resourceMetrics } = await reader.collect();
       return serializer.serialize(resourceMetrics);
     },
-    shutdown: () => provider.shutdown(),
+    shutdown: async () => {
+      stopRuntime();
+      await provider.shutdown();
+    },
   };
 }
 

@@ -5,7 +5,7 @@ export { migrations } from "./db/migrations/index.ts";
 export { SCHEMA, type WebhooksDb } from "./db/schema.ts";
 export { type AddressPolicy, createAddressPolicy, RefusedAddressError } from "./delivery/address-policy.ts";
 export { retryDelayMs } from "./delivery/backoff.ts";
-export { createDeliveryMetrics, type DeliveryMetrics } from "./delivery/metrics.ts";
+export { createDeliveryMetrics, type DeliveryMetrics, observeDeliveries } from "./delivery/metrics.ts";
 export { createDeliveryWorker, type DeliveryWorker } from "./delivery/worker.ts";
 export { startIngest } from "./events/ingest.ts";
 export { EVENT_SUBJECTS } from "./routes/endpoints.ts";

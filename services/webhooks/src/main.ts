@@ -6,7 +6,7 @@ import { WebhooksEnv } from "./config.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { SCHEMA } from "./db/schema.ts";
 import { createAddressPolicy } from "./delivery/address-policy.ts";
-import { createDeliveryMetrics } from "./delivery/metrics.ts";
+import { createDeliveryMetrics, observeDeliveries } from "./delivery/metrics.ts";
 import { createDeliveryWorker } from "./delivery/worker.ts";
 import { startIngest } from "./events/ingest.ts";
 
@@ -47,6 +47,7 @@ await runService({
       batchSize: config.WEBHOOK_CONCURRENCY,
       metrics: createDeliveryMetrics(metrics.meter),
     });
+    observeDeliveries(metrics.meter, db);
     worker.start(config.WEBHOOK_IDLE_MS);
     return {
       app,

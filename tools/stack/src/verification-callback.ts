@@ -20,9 +20,9 @@ export interface TracedCallback {
 }
 
 /** GET, waiting out a 429 or 503 (bounded: 10 tries). */
-async function getWithRetry(url: string): Promise<Response> {
+async function getWithRetry(url: string, fetchFn: typeof fetch): Promise<Response> {
   for (let attempt = 1; ; attempt++) {
-    const r = await fetch(url);
+    const r = await fetchFn(url);
     if ((r.status !== 429 && r.status !== 503) || attempt >= 10) return r;
     await new Promise((resolve) => setTimeout(resolve, 1_000));
   }
@@ -31,16 +31,20 @@ async function getWithRetry(url: string): Promise<Response> {
 /**
  * Starts a verification session as a web application would and posts the fixture token to its callback as a
  * wallet would, under a sampled trace id of our own. The token cannot verify (its proofs answer another request,
- * its states are not the devnet's), which is the point: the verification runs whatever its outcome.
+ * its states are not the devnet's), which is the point: the verification runs whatever its outcome. `fetchFn` lets a
+ * caller record the responses (the compose test declares the callback's 500 as the answer it expects).
  */
-export async function postTracedCallback(verifierUrl: string): Promise<TracedCallback> {
-  const started = await getWithRetry(`${verifierUrl}/api/verification-request`);
+export async function postTracedCallback(
+  verifierUrl: string,
+  fetchFn: typeof fetch = fetch,
+): Promise<TracedCallback> {
+  const started = await getWithRetry(`${verifierUrl}/api/verification-request`, fetchFn);
   if (started.status !== 200) throw new Error(`GET /api/verification-request: ${started.status}`);
   const request = (await started.json()) as { body: { scope: { id: number }[] } };
   const sessionId = request.body.scope[0]?.id;
   if (sessionId === undefined) throw new Error("the authorization request has no proof request");
   const traceId = randomBytes(16).toString("hex");
-  const response = await fetch(`${verifierUrl}/api/callback?sessionId=${sessionId}`, {
+  const response = await fetchFn(`${verifierUrl}/api/callback?sessionId=${sessionId}`, {
     method: "POST",
     headers: {
       "content-type": "text/plain",
@@ -64,6 +68,8 @@ export interface TraceSpan {
   name: string;
   service: string;
   server: boolean;
+  /** The `thread.name` attribute: the verification worker's, on a `verify proof` span. */
+  thread?: string;
 }
 
 /**

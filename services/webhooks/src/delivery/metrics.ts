@@ -1,4 +1,6 @@
+import { type Kysely, sql } from "@humanpass/db";
 import { type Counter, type Meter, metrics } from "@opentelemetry/api";
+import type { WebhooksDb } from "../db/schema.ts";
 
 export interface DeliveryMetrics {
   /** Attempts by `outcome`: delivered (2xx), failed (any other answer, none, a timeout), refused (the address). */
@@ -7,14 +9,17 @@ export interface DeliveryMetrics {
   deadLetters: Counter;
 }
 
+const OUTCOMES = ["delivered", "failed", "refused"] as const;
+
 /**
  * The delivery counters on `meter`: the service's own when it has one, the global OpenTelemetry meter otherwise
- * (a no-op until a MeterProvider is registered).
+ * (a no-op until a MeterProvider is registered). Exported at 0 from the start, so that an alert on their increase
+ * has a series before the first failure.
  */
 export function createDeliveryMetrics(
   meter: Meter = metrics.getMeter("@humanpass/webhooks"),
 ): DeliveryMetrics {
-  return {
+  const counters = {
     attempts: meter.createCounter("humanpass.webhooks.attempts", {
       description: "delivery attempts, by outcome (delivered, failed, refused)",
     }),
@@ -25,4 +30,35 @@ export function createDeliveryMetrics(
       description: "deliveries given up after the retry window, kept per endpoint for replay",
     }),
   };
+  for (const outcome of OUTCOMES) counters.attempts.add(0, { outcome });
+  counters.retries.add(0);
+  counters.deadLetters.add(0);
+  return counters;
+}
+
+/**
+ * `humanpass_webhooks_pending_deliveries{state}` (`new`: never attempted; `retrying`: attempted, due again later)
+ * and `humanpass_webhooks_oldest_pending_delivery_age_seconds`, read from the table when metrics are collected
+ * (the partial index on pending rows keeps it cheap). Every replica reports the backlog they share.
+ */
+export function observeDeliveries(meter: Meter, db: Kysely<WebhooksDb>): void {
+  const pending = meter.createObservableGauge("humanpass_webhooks_pending_deliveries", {
+    description: "Deliveries neither delivered nor dead-lettered, by state (new, retrying)",
+  });
+  const oldest = meter.createObservableGauge("humanpass_webhooks_oldest_pending_delivery_age_seconds", {
+    description: "Time since the oldest pending delivery was first due (0 when none)",
+    unit: "s",
+  });
+  meter.addBatchObservableCallback(
+    async (result) => {
+      const { rows } = await sql<{ new: string; retrying: string; age: number | null }>`
+        select count(*) filter (where attempts = 0) as new, count(*) filter (where attempts > 0) as retrying,
+          extract(epoch from now() - min(retrying_since))::float8 as age
+        from deliveries where status = 'pending'`.execute(db);
+      result.observe(pending, Number(rows[0]?.new ?? 0), { state: "new" });
+      result.observe(pending, Number(rows[0]?.retrying ?? 0), { state: "retrying" });
+      result.observe(oldest, Math.max(0, rows[0]?.age ?? 0));
+    },
+    [pending, oldest],
+  );
 }

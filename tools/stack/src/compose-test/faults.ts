@@ -14,6 +14,7 @@ export const SERVICE_PORTS: Record<string, number> = {
   "agent-auth": 8082,
   "chain-indexer": 8083,
   "payment-gateway": 4021,
+  webhooks: 8084,
 };
 export const SERVICES = Object.keys(SERVICE_PORTS);
 

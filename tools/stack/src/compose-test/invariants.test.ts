@@ -43,6 +43,23 @@ describe("serverErrors", () => {
     expect(serverErrors([ok, claim(503, 1_020, 5)], [], [kill]).ok).toBe(false);
   });
 
+  it("excuses a declared response with the status declared for it, and no other with the same request", () => {
+    const callback: Response = { ...claim(500, 2_000, 300, "verifier"), path: "/api/callback" };
+    const another: Response = { ...callback, at: 2_400 };
+    const declared = [{ response: callback, status: 500, why: "token not verified (spec 1)" }];
+    const verdict = serverErrors([ok, callback], [], [], declared);
+    expect(verdict.ok).toBe(true);
+    expect(verdict.detail).toBe(
+      "2 responses, 0 bad; declared: verifier POST /api/callback 500 ×1 (token not verified (spec 1))",
+    );
+    expect(serverErrors([ok, callback, another], [], [], declared).detail).toMatch(
+      /^3 responses, 1 bad: verifier POST \/api\/callback 500 ×1;/,
+    );
+    expect(
+      serverErrors([ok, callback], [], [], [{ response: callback, status: 503, why: "not what it got" }]).ok,
+    ).toBe(false);
+  });
+
   it("counts a request that got no response at all, and holds nothing over no responses", () => {
     expect(serverErrors([ok, claim(0, 1_020, 5)], [outage], [kill]).detail).toBe(
       "2 responses, 1 bad: agent-auth POST /api/v1/claim 0 ×1",
