@@ -32,7 +32,7 @@ const SERVICE_RUNTIME_ENV: [string, string, string][] = [
   [
     "INBOX_RETENTION_MARGIN_MS",
     "86400000",
-    "an integer >= 0 (milliseconds): inbox rows are kept for the longest max_age of the service's streams plus this (never deleted while a stream has no max_age); docs/operations.md, \"JetStream retention\"",
+    'an integer >= 0 (milliseconds): inbox rows are kept for the longest max_age of the service\'s streams plus this (never deleted while a stream has no max_age); docs/operations.md, "JetStream retention"',
   ],
   [
     "PURGE_INTERVAL_MS",
