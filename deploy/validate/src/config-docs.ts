@@ -25,6 +25,21 @@ const SERVICE_RUNTIME_ENV: [string, string, string][] = [
   ],
   ["SERVICE_VERSION", "0.1.0", "resource attribute service.version of every span and series"],
   [
+    "OUTBOX_RETENTION_MS",
+    "3600000",
+    "an integer >= 0 (milliseconds): how long published outbox rows are kept before they are deleted",
+  ],
+  [
+    "INBOX_RETENTION_MARGIN_MS",
+    "86400000",
+    'an integer >= 0 (milliseconds): inbox rows are kept for the longest max_age of the service\'s streams plus this (never deleted while a stream has no max_age); docs/operations.md, "JetStream retention"',
+  ],
+  [
+    "PURGE_INTERVAL_MS",
+    "60000",
+    "an integer >= 1000 (milliseconds): how often published outbox rows and expired inbox rows are deleted",
+  ],
+  [
     "OTEL_TRACES_SAMPLER",
     "(unset: parentbased_always_on)",
     "read by the OpenTelemetry SDK: always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio",

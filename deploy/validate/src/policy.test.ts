@@ -19,7 +19,8 @@ describe("policyProblems", () => {
       (m) =>
         !(m.kind === "PodDisruptionBudget" && m.metadata.name === "agent-auth") &&
         !(m.kind === "HorizontalPodAutoscaler" && m.metadata.name === "verifier") &&
-        !(m.kind === "NetworkPolicy" && m.metadata.name === "nats"),
+        !(m.kind === "NetworkPolicy" && m.metadata.name === "nats") &&
+        !(m.kind === "NetworkPolicy" && m.metadata.name === "humanpass-maintenance"),
     );
     find(ms, "Deployment", "attestations-api").spec.template.spec.containers[0].readinessProbe.httpGet.path =
       "/healthz";
@@ -27,12 +28,20 @@ describe("policyProblems", () => {
       false;
     delete find(ms, "Job", "humanpass-migrate").spec.template.spec.initContainers[1].resources;
     find(ms, "Deployment", "payment-gateway").spec.template.spec.securityContext.runAsNonRoot = false;
+    find(
+      ms,
+      "CronJob",
+      "attestations-api-reindex",
+    ).spec.jobTemplate.spec.template.spec.containers[0].securityContext.allowPrivilegeEscalation = true;
 
     expect(
       policyProblems(ms, "dev")
         .map((p) => `${p.where} ${p.path}: ${p.message}`)
         .sort(),
     ).toEqual([
+      "dev: CronJob/attestations-api-reindex /spec/jobTemplate/spec/template/metadata/labels: no NetworkPolicy selects these pods",
+      "dev: CronJob/attestations-api-reindex /spec/jobTemplate/spec/template/spec/containers/0/securityContext/allowPrivilegeEscalation: must be false",
+      "dev: CronJob/humanpass-dead-letters /spec/jobTemplate/spec/template/metadata/labels: no NetworkPolicy selects these pods",
       "dev: Deployment/agent-auth /: a stateless service needs a PodDisruptionBudget",
       "dev: Deployment/attestations-api /spec/template/spec/containers/0/readinessProbe: must be an HTTP GET of /readyz",
       "dev: Deployment/payment-gateway /spec/template/spec/securityContext/runAsNonRoot: must be true",

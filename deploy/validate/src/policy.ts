@@ -2,7 +2,7 @@ import type { Problem } from "./problems.ts";
 
 type Obj = Record<string, any>;
 
-const WORKLOADS = new Set(["Deployment", "StatefulSet", "Job"]);
+const WORKLOADS = new Set(["Deployment", "StatefulSet", "Job", "CronJob"]);
 /** How long a service's shutdown steps may take after draining (installGracefulShutdown in libs/http). */
 const SHUTDOWN_STEPS_SECONDS = 15;
 /** SHUTDOWN_DRAIN_MS when no ConfigMap sets it: the services' default (libs/service). */
@@ -36,10 +36,13 @@ export function policyProblems(manifests: unknown[], where: string): Problem[] {
   for (const workload of all.filter((m) => WORKLOADS.has(m?.kind))) {
     const label = `${where}: ${workload.kind}/${workload.metadata?.name}`;
     const add = (path: string, message: string) => problems.push({ where: label, path, message });
-    const pod = workload.spec?.template;
+    // A CronJob's pods are its job template's.
+    const podPath = workload.kind === "CronJob" ? "/spec/jobTemplate/spec/template" : "/spec/template";
+    const pod =
+      workload.kind === "CronJob" ? workload.spec?.jobTemplate?.spec?.template : workload.spec?.template;
     const podLabels = pod?.metadata?.labels ?? {};
     if (pod?.spec?.securityContext?.runAsNonRoot !== true)
-      add("/spec/template/spec/securityContext/runAsNonRoot", "must be true");
+      add(`${podPath}/spec/securityContext/runAsNonRoot`, "must be true");
     const containers: [string, Obj][] = [
       ...(pod?.spec?.initContainers ?? []).map((c: Obj, i: number): [string, Obj] => [
         `initContainers/${i}`,
@@ -48,7 +51,7 @@ export function policyProblems(manifests: unknown[], where: string): Problem[] {
       ...(pod?.spec?.containers ?? []).map((c: Obj, i: number): [string, Obj] => [`containers/${i}`, c]),
     ];
     for (const [at, c] of containers) {
-      const base = `/spec/template/spec/${at}`;
+      const base = `${podPath}/spec/${at}`;
       if (c.securityContext?.readOnlyRootFilesystem !== true)
         add(`${base}/securityContext/readOnlyRootFilesystem`, "must be true");
       if (c.securityContext?.allowPrivilegeEscalation !== false)
@@ -66,10 +69,10 @@ export function policyProblems(manifests: unknown[], where: string): Problem[] {
     for (const [i, volume] of (pod?.spec?.volumes ?? []).entries()) {
       const name = volume.configMap?.name;
       if (name && !configMaps.has(name))
-        add(`/spec/template/spec/volumes/${i}`, `ConfigMap ${name} is not rendered`);
+        add(`${podPath}/spec/volumes/${i}`, `ConfigMap ${name} is not rendered`);
     }
     if (!policies.some((p) => matches(p.spec.podSelector, podLabels)))
-      add("/spec/template/metadata/labels", "no NetworkPolicy selects these pods");
+      add(`${podPath}/metadata/labels`, "no NetworkPolicy selects these pods");
 
     if (workload.kind === "Deployment" && podLabels["app.kubernetes.io/component"] === "service") {
       const main = pod.spec.containers[0] ?? {};

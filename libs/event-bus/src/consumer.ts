@@ -8,7 +8,7 @@ import {
   subjectOf,
   type Topology,
 } from "@humanpass/events";
-import { type ConsumerMessages, type JsMsg, jetstream } from "@nats-io/jetstream";
+import { type ConsumerMessages, type JetStreamManager, type JsMsg, jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { createNoopMeter, type Meter } from "@opentelemetry/api";
 import { type Kysely, sql, type Transaction } from "kysely";
@@ -415,9 +415,124 @@ function headersOf(msg: JsMsg): Record<string, string> | undefined {
   return out;
 }
 
-/** Deletes inbox rows older than the longest redelivery horizon we care about. */
-export async function purgeInbox(db: Kysely<any>, olderThanMs: number): Promise<void> {
-  await sql`delete from inbox where processed_at < now() - make_interval(secs => ${olderThanMs / 1000})`.execute(
-    db,
-  );
+/**
+ * Deletes up to `batchSize` inbox rows applied more than `olderThanMs` ago, in one statement; returns how many.
+ * Rows another replica's purge holds are skipped (SKIP LOCKED), so replicas running it at once never wait on
+ * each other nor delete a row twice.
+ */
+export async function purgeInbox(db: Kysely<any>, olderThanMs: number, batchSize = 5_000): Promise<number> {
+  const result = await sql`
+    delete from inbox where (consumer, event_id) in (
+      select consumer, event_id from inbox
+      where processed_at < now() - make_interval(secs => ${olderThanMs / 1000})
+      limit ${batchSize} for update skip locked)`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/**
+ * How long inbox rows must be kept: the longest `max_age` of `streams` plus `marginMs`, or undefined when one of
+ * them keeps messages without an age limit (then no row may go). An event can be delivered again only while its
+ * message is in its stream, and it was stored before it was applied, so a row older than that is for a message
+ * the stream has removed; the margin covers a redelivery (a replayed dead letter, an outbox row published again
+ * after the duplicate window) still queued behind a lagging consumer. Read from the streams at each purge, so a
+ * retention changed by the topology step applies without a restart.
+ */
+export async function inboxRetentionMs(
+  jsm: JetStreamManager,
+  streams: string[],
+  marginMs: number,
+): Promise<number | undefined> {
+  let longest = 0;
+  for (const name of streams) {
+    const maxAgeNs = (await jsm.streams.info(name)).config.max_age;
+    if (!maxAgeNs) return undefined;
+    longest = Math.max(longest, maxAgeNs / 1_000_000);
+  }
+  return longest + marginMs;
+}
+
+export interface InboxPurgeOptions {
+  db: Kysely<any>;
+  jsm: JetStreamManager;
+  /** The streams the service consumes (full names): their `max_age` bounds what the inbox must keep. */
+  streams: string[];
+  marginMs: number;
+  batchSize?: number;
+}
+
+/**
+ * One purge round: bounded statements (`purgeInbox`) with the retention of `inboxRetentionMs` until one deletes
+ * fewer than a batch. Returns the rows deleted, or undefined when a stream keeps messages without an age limit
+ * (nothing may go).
+ */
+export async function purgeExpiredInbox(
+  options: InboxPurgeOptions,
+  onDeleted: (n: number) => void = () => {},
+  running: () => boolean = () => true,
+): Promise<number | undefined> {
+  const batchSize = options.batchSize ?? 5_000;
+  const retainMs = await inboxRetentionMs(options.jsm, options.streams, options.marginMs);
+  if (retainMs === undefined) return undefined;
+  let total = 0;
+  for (let n = batchSize; n === batchSize && running(); ) {
+    n = await purgeInbox(options.db, retainMs, batchSize);
+    total += n;
+    if (n > 0) onDeleted(n);
+  }
+  return total;
+}
+
+/** Runs `purgeExpiredInbox` every `intervalMs`; a failed round is logged and tried again at the next. */
+export function startInboxPurge(
+  options: InboxPurgeOptions & {
+    logger: Logger;
+    intervalMs: number;
+    /** `humanpass_inbox_purged_rows_total` goes there. */
+    meter?: Meter;
+  },
+): { stop(): Promise<void> } {
+  const purged = (options.meter ?? createNoopMeter()).createCounter("humanpass_inbox_purged_rows_total", {
+    description: "Inbox rows deleted once their events' streams can no longer deliver them",
+  });
+  purged.add(0);
+  let running = true;
+  let wake: (() => void) | undefined;
+  let keptInFull = false;
+  const loop = (async () => {
+    while (running) {
+      try {
+        const deleted = await purgeExpiredInbox(
+          options,
+          (n) => purged.add(n),
+          () => running,
+        );
+        if (deleted === undefined && !keptInFull)
+          options.logger.info(
+            { streams: options.streams },
+            "inbox kept in full: a stream it follows has no max_age",
+          );
+        keptInFull = deleted === undefined;
+      } catch (e) {
+        options.logger.warn(
+          { err: (e as Error).message },
+          "inbox purge failed; retrying at the next interval",
+        );
+      }
+      if (running)
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, options.intervalMs);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      wake?.();
+      await loop;
+    },
+  };
 }

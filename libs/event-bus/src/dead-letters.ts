@@ -1,6 +1,7 @@
 import { STREAMS, type StreamName, streamName, type Topology } from "@humanpass/events";
 import {
   DeliverPolicy,
+  DiscardPolicy,
   type JetStreamManager,
   jetstream,
   jetstreamManager,
@@ -8,6 +9,7 @@ import {
   StorageType,
 } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
+import type { StreamLimits } from "./retention.ts";
 
 /**
  * What a consumer could not apply and will not retry: the message as it arrived, why it failed and after how many
@@ -43,29 +45,37 @@ export function deadLetterSubject(topology: Topology, consumer: string): string 
   return topology.prefix ? `${topology.prefix}.${base}` : base;
 }
 
-/** Creates the dead-letter stream when missing; safe from every replica at every start. */
-export async function ensureDeadLetterStream(
-  jsm: JetStreamManager,
+/** The dead-letter stream as the topology step applies it (`applyTopology`): replicas and retention included. */
+export function deadLetterStreamConfig(
   topology: Topology,
-  options: { replicas?: number } = {},
-): Promise<void> {
-  const name = deadLetterStreamName(topology);
+  options: { replicas?: number; limits?: StreamLimits } = {},
+) {
+  return {
+    name: deadLetterStreamName(topology),
+    subjects: [deadLetterSubject(topology, ">")],
+    description: "events a consumer could not apply; `humanpass events dead-letters` lists and replays them",
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    discard: DiscardPolicy.Old,
+    num_replicas: options.replicas ?? 1,
+    max_age: (options.limits?.maxAgeMs ?? 0) * 1_000_000,
+    max_bytes: options.limits?.maxBytes ?? -1,
+  };
+}
+
+/**
+ * Creates the dead-letter stream when missing, never changing an existing one: a consumer's start calls it, for
+ * tests and servers without the topology step; where the topology step ran, it finds the stream and leaves it as the
+ * topology configured it.
+ */
+export async function ensureDeadLetterStream(jsm: JetStreamManager, topology: Topology): Promise<void> {
+  const config = deadLetterStreamConfig(topology);
   try {
-    await jsm.streams.info(name);
+    await jsm.streams.info(config.name);
   } catch {
-    await jsm.streams
-      .add({
-        name,
-        subjects: [deadLetterSubject(topology, ">")],
-        description:
-          "events a consumer could not apply; `humanpass events dead-letters` lists and replays them",
-        retention: RetentionPolicy.Limits,
-        storage: StorageType.File,
-        num_replicas: options.replicas ?? 1,
-      })
-      .catch((e) => {
-        if (!String(e).includes("already in use")) throw e;
-      });
+    await jsm.streams.add(config).catch((e) => {
+      if (!String(e).includes("already in use")) throw e;
+    });
   }
 }
 

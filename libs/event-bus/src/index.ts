@@ -7,5 +7,6 @@ export * from "./consumer.ts";
 export * from "./dead-letters.ts";
 export * from "./outbox.ts";
 export * from "./permissions.ts";
+export * from "./retention.ts";
 export * from "./topology.ts";
 export { captureTraceContext, tracer } from "./tracing.ts";

@@ -153,6 +153,9 @@ export interface OutboxRelayOptions {
   maxBackoffMs?: number;
   /** How long published rows are kept for inspection before they are deleted. */
   retainPublishedMs?: number;
+  /** How often published rows past `retainPublishedMs` are deleted, and how many at most per statement. */
+  purgeIntervalMs?: number;
+  purgeBatchSize?: number;
   /**
    * After a partial batch, how long to let further commits land before claiming again. Every commit notifies;
    * without this pause a busy producer of small transactions costs one claim-and-mark transaction per commit
@@ -182,6 +185,8 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const pollIntervalMs = options.pollIntervalMs ?? 1_000;
   const maxBackoffMs = options.maxBackoffMs ?? 10_000;
   const retainMs = Math.floor(options.retainPublishedMs ?? 3_600_000);
+  const purgeIntervalMs = options.purgeIntervalMs ?? 60_000;
+  const purgeBatchSize = Math.floor(options.purgeBatchSize ?? 5_000);
   const gatherMs = options.gatherMs ?? 2;
   const publisher = new JetStreamBatchPublisher(nats, options.publishTimeoutMs ?? 5_000);
   const outbox = `${pg.escapeIdentifier(schema)}.outbox`;
@@ -201,8 +206,12 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const failures = meter.createCounter("humanpass_outbox_publish_failures_total", {
     description: "Relay batches that failed and are retried",
   });
+  const purged = meter.createCounter("humanpass_outbox_purged_rows_total", {
+    description: "Published outbox rows deleted after their retention (OUTBOX_RETENTION_MS)",
+  });
   failures.add(0);
   published.add(0);
+  purged.add(0);
   let running = true;
   let wake: (() => void) | undefined;
   let notified = false;
@@ -303,12 +312,19 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     }
   }
 
+  // Bounded statements, oldest first; SKIP LOCKED: replicas purging at once never wait on each other, and the rows
+  // a relay is claiming (unpublished ones) are never candidates.
+  const purgeStatement =
+    `delete from ${outbox} where seq in (select seq from ${outbox} ` +
+    `where published_at < now() - interval '${retainMs} milliseconds' ` +
+    `order by seq limit ${purgeBatchSize} for update skip locked)`;
   async function purge(): Promise<void> {
-    if (Date.now() - lastPurge < 60_000) return;
+    if (Date.now() - lastPurge < purgeIntervalMs) return;
     lastPurge = Date.now();
-    await (await connection()).query(
-      `delete from ${outbox} where published_at < now() - interval '${retainMs} milliseconds'`,
-    );
+    for (let n = purgeBatchSize; n === purgeBatchSize && running; ) {
+      n = (await (await connection()).query(purgeStatement)).rowCount ?? 0;
+      if (n > 0) purged.add(n);
+    }
   }
 
   const loop = (async () => {

@@ -9,15 +9,18 @@ import {
 import {
   AckPolicy,
   DeliverPolicy,
+  DiscardPolicy,
   type JetStreamManager,
   jetstreamManager,
   RetentionPolicy,
   StorageType,
+  type StreamConfig,
 } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import type { Logger } from "pino";
-import { deadLetterStreamName, ensureDeadLetterStream } from "./dead-letters.ts";
+import { deadLetterStreamConfig, deadLetterStreamName } from "./dead-letters.ts";
 import { inboxPrefixOf } from "./permissions.ts";
+import { DEFAULT_RETENTION, type Retention } from "./retention.ts";
 import { sleep } from "./sleep.ts";
 
 /** Deletes every stream of a prefixed topology: what a benchmark or test run created for itself. */
@@ -29,49 +32,71 @@ export async function deletePrefixedStreams(jsm: JetStreamManager, topology: Top
   }
 }
 
-/** Creates or updates the streams; safe to call from every replica at every start. */
+export interface StreamsOptions {
+  duplicateWindowMs?: number;
+  replicas?: number;
+  /** Per stream; a stream not named keeps everything (no age or size limit). */
+  retention?: Partial<Retention>;
+}
+
+/**
+ * Creates or updates the streams with exactly this configuration (replicas and retention included): what the
+ * topology step runs, and tests that create their own streams. Services never call it: they wait for their
+ * streams (`waitForStreams`), so a service start cannot undo an operator's retention or replicas.
+ */
 export async function ensureStreams(
   jsm: JetStreamManager,
   topology: Topology,
   streams: StreamName[],
-  options: { duplicateWindowMs?: number; maxAgeMs?: number; replicas?: number } = {},
+  options: StreamsOptions = {},
 ): Promise<void> {
   for (const stream of streams) {
-    const config = {
+    const limits = options.retention?.[stream];
+    await createOrUpdate(jsm, {
       name: streamName(topology, stream),
       subjects: [streamSubjects(topology, stream)],
       description: STREAMS[stream].description,
       retention: RetentionPolicy.Limits,
       storage: StorageType.File,
+      discard: DiscardPolicy.Old,
       num_replicas: options.replicas ?? 1,
       duplicate_window: (options.duplicateWindowMs ?? 120_000) * 1_000_000,
-      max_age: (options.maxAgeMs ?? 0) * 1_000_000,
-    };
-    try {
-      await jsm.streams.info(config.name);
-      await jsm.streams.update(config.name, config);
-    } catch (e) {
-      if (!isNotFound(e)) throw e;
-      await jsm.streams.add(config).catch(async (err) => {
-        // Another replica created it between our info and add.
-        if (!String(err).includes("already in use")) throw err;
-      });
-    }
+      max_age: (limits?.maxAgeMs ?? 0) * 1_000_000,
+      max_bytes: limits?.maxBytes ?? -1,
+    });
+  }
+}
+
+async function createOrUpdate(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }) {
+  try {
+    await jsm.streams.info(config.name);
+    await jsm.streams.update(config.name, config);
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+    await jsm.streams.add(config).catch(async (err) => {
+      // Another topology run created it between our info and add.
+      if (!String(err).includes("already in use")) throw err;
+    });
   }
 }
 
 /**
- * Creates or updates every stream and the dead-letter stream: what the migrations step runs with the `topology`
- * NATS user, the only one allowed to (services only wait for their streams, `waitForStreams`).
+ * Creates or updates every stream and the dead-letter stream, replicas and retention (DEFAULT_RETENTION unless
+ * given): what the migrations step runs with the `topology` NATS user, the only one allowed to (services only wait
+ * for their streams, `waitForStreams`). Running it again applies changed settings to existing streams.
  */
 export async function applyTopology(
   jsm: JetStreamManager,
   topology: Topology,
-  options: { duplicateWindowMs?: number; maxAgeMs?: number; replicas?: number } = {},
+  options: StreamsOptions = {},
 ): Promise<string[]> {
   const streams = Object.keys(STREAMS) as StreamName[];
-  await ensureStreams(jsm, topology, streams, options);
-  await ensureDeadLetterStream(jsm, topology, { replicas: options.replicas });
+  const retention = { ...DEFAULT_RETENTION, ...options.retention };
+  await ensureStreams(jsm, topology, streams, { ...options, retention });
+  await createOrUpdate(
+    jsm,
+    deadLetterStreamConfig(topology, { replicas: options.replicas, limits: retention.DEAD_LETTERS }),
+  );
   return [...streams.map((s) => streamName(topology, s)), deadLetterStreamName(topology)];
 }
 
@@ -166,7 +191,7 @@ function isNotFound(e: unknown): boolean {
 export async function applyTopologyAt(
   servers: string,
   topology: Topology,
-  options: { user?: string; pass?: string; replicas?: number } = {},
+  options: { user?: string; pass?: string; replicas?: number; retention?: Partial<Retention> } = {},
 ): Promise<string[]> {
   const nc = await connect({
     servers: servers.split(","),
@@ -176,7 +201,10 @@ export async function applyTopologyAt(
       : {}),
   });
   try {
-    return await applyTopology(await jetstreamManager(nc), topology, { replicas: options.replicas });
+    return await applyTopology(await jetstreamManager(nc), topology, {
+      replicas: options.replicas,
+      retention: options.retention,
+    });
   } finally {
     await nc.close();
   }

@@ -21,6 +21,7 @@ import {
   pingNats,
   type RunningConsumer,
   type StreamName,
+  startInboxPurge,
   startOutboxRelay,
   streamName,
   type Topology,
@@ -95,6 +96,24 @@ const CommonEnvSchema = Type.Object({
   METRICS_ENABLED: Type.Boolean({ default: true, description: "true or false" }),
   DEPLOYMENT_ENVIRONMENT: Type.String({ default: "development" }),
   SERVICE_VERSION: Type.String({ default: "0.1.0" }),
+  OUTBOX_RETENTION_MS: Type.Integer({
+    minimum: 0,
+    default: 3_600_000,
+    description:
+      "an integer >= 0 (milliseconds): how long published outbox rows are kept before they are deleted",
+  }),
+  INBOX_RETENTION_MARGIN_MS: Type.Integer({
+    minimum: 0,
+    default: 86_400_000,
+    description:
+      "an integer >= 0 (milliseconds): inbox rows are kept for the longest max_age of the service's streams plus this (never deleted while a stream has no max_age)",
+  }),
+  PURGE_INTERVAL_MS: Type.Integer({
+    minimum: 1_000,
+    default: 60_000,
+    description:
+      "an integer >= 1000 (milliseconds): how often published outbox rows and old inbox rows are deleted",
+  }),
 });
 
 /**
@@ -168,6 +187,8 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
         logger,
         connectionString: config.DATABASE_URL,
         meter: metrics.meter,
+        retainPublishedMs: config.OUTBOX_RETENTION_MS,
+        purgeIntervalMs: config.PURGE_INTERVAL_MS,
       });
     }
     // Requests need Postgres; events wait in the outbox while NATS is away, so a NATS outage keeps pods in rotation.
@@ -191,6 +212,17 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
       http,
       metrics,
     });
+    const inboxPurge = started.consumers?.length
+      ? startInboxPurge({
+          db,
+          jsm: await jetstreamManager(nats),
+          streams: definition.streams.map((s) => streamName(topology, s)),
+          logger,
+          marginMs: config.INBOX_RETENTION_MARGIN_MS,
+          intervalMs: config.PURGE_INTERVAL_MS,
+          meter: metrics.meter,
+        })
+      : undefined;
     await started.app.listen({ port: started.port, host: started.host ?? config.HOST });
     installGracefulShutdown(logger, [
       ["http", () => started.app.close()],
@@ -199,6 +231,7 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
         () => c.stop(),
       ]),
       ...(started.stop ?? []),
+      ["inbox purge", async () => inboxPurge?.stop()],
       ["outbox relay", async () => relay?.stop()],
       ["nats", () => nats.drain()],
       ["postgres", () => db.destroy()],

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { createCloudEvent } from "@humanpass/event-bus";
+import { createCloudEvent, ensureStreams, jetstreamManager, streamName } from "@humanpass/event-bus";
 import { REPO_ROOT } from "@humanpass/testing";
 import { encodeAbiParameters } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -227,7 +227,22 @@ describe("reindex", () => {
     expect(await snapshot()).toEqual(before);
   });
 
-  it("the CLI (npm run reindex) does the same from the environment", async () => {
+  it("the CLI (npm run reindex) does the same from the environment, leaving the streams' configuration as it was", async () => {
+    // Retention as an operator set it through the topology step: reindex must neither reset nor re-apply it.
+    const jsm = await jetstreamManager(h.nats);
+    await ensureStreams(jsm, h.topology, ["CHAIN", "VERIFIER"], {
+      retention: {
+        CHAIN: { maxAgeMs: 7 * 86_400_000, maxBytes: 64 * 1024 ** 2 },
+        VERIFIER: { maxAgeMs: 3 * 86_400_000, maxBytes: 32 * 1024 ** 2 },
+      },
+    });
+    const streamConfigs = async () =>
+      Promise.all(
+        (["CHAIN", "VERIFIER"] as const).map(
+          async (s) => (await jsm.streams.info(streamName(h.topology, s))).config,
+        ),
+      );
+    const configured = await streamConfigs();
     const before = await snapshot();
     await h.db.deleteFrom("nullifiers").execute();
     await h.db.deleteFrom("attestations").execute();
@@ -247,5 +262,10 @@ describe("reindex", () => {
     );
     expect(stdout).toContain("read model rebuilt");
     expect(await snapshot()).toEqual(before);
+    expect(await streamConfigs()).toEqual(configured);
+    expect(configured.map((c) => [c.max_age, c.max_bytes])).toEqual([
+      [7 * 86_400_000 * 1_000_000, 64 * 1024 ** 2],
+      [3 * 86_400_000 * 1_000_000, 32 * 1024 ** 2],
+    ]);
   });
 });

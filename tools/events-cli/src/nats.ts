@@ -2,8 +2,11 @@ import { randomBytes } from "node:crypto";
 import {
   applyTopologyAt,
   passwordVariable,
+  type Retention,
+  RetentionConfigError,
   renderUser,
   renderUsersConf,
+  retentionFromEnv,
   STREAMS,
   type StreamName,
   subscriberDurables,
@@ -24,7 +27,8 @@ subscriber   prints a users.conf entry for user subscriber-<name>, to add to the
              server's environment from your secret store); the password (generated unless --password is given)
              goes to stderr, once. Its client must connect with inboxPrefix "_INBOX_subscriber-<name>".
 topology     creates or updates every stream and the dead-letter stream (NATS_USER=topology and NATS_PASSWORD
-             where the server requires a user; --replicas or $JETSTREAM_REPLICAS, default 1)
+             where the server requires a user; --replicas or $JETSTREAM_REPLICAS, default 1; retention from
+             $JETSTREAM_<STREAM>_MAX_AGE and $JETSTREAM_<STREAM>_MAX_BYTES, docs/operations.md)
 `;
 
 export type NatsCommand =
@@ -37,7 +41,7 @@ export type NatsCommand =
       durables?: string[];
       password?: string;
     }
-  | { command: "topology"; prefix: string; servers: string; replicas: number };
+  | { command: "topology"; prefix: string; servers: string; replicas: number; retention: Retention };
 
 const list = (v: string) =>
   v
@@ -85,7 +89,12 @@ export function parseNatsArgs(
     });
     if (!Number.isInteger(replicas) || replicas < 1 || replicas > 5)
       throw new UsageError("--replicas: an integer from 1 to 5");
-    return { command, ...connection, replicas };
+    try {
+      return { command, ...connection, replicas, retention: retentionFromEnv(env) };
+    } catch (e) {
+      if (e instanceof RetentionConfigError) throw new UsageError(e.message);
+      throw e;
+    }
   }
   throw new UsageError(`unknown command: nats ${command ?? ""}`.trim());
 }
@@ -121,6 +130,7 @@ export async function runNats(
   const streams = await applyTopologyAt(options.servers, topology, {
     ...credentials,
     replicas: options.replicas,
+    retention: options.retention,
   });
   io.err(`streams applied: ${streams.join(", ")}`);
   return 0;

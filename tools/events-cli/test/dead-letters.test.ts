@@ -138,4 +138,23 @@ describe("humanpass events dead-letters", () => {
     expect(again?.json()).toEqual(real);
     expect((await listDeadLetters(nc, topology)).map((l) => l.error)).toEqual(["forged", "forged"]);
   });
+
+  it("the cluster's runner (deploy/k8s/base/maintenance/dead-letters.mjs, plain node) lists and replays them too", async () => {
+    const runner = (...args: string[]) =>
+      promisify(execFile)(
+        process.execPath,
+        [path.join(REPO_ROOT, "deploy/k8s/base/maintenance/dead-letters.mjs"), ...args],
+        { env: { PATH: process.env.PATH ?? "", NATS_URL: testNatsUrl(), EVENTS_PREFIX: topology.prefix } },
+      );
+    const event = await deadLetter("runner", 4);
+    const listed = (await runner("--consumer", "runner")).stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(listed).toEqual([expect.objectContaining({ consumer: "runner", error: "refused 4", event })]);
+    await expect(runner("replay")).rejects.toMatchObject({ code: 2 });
+    const replayed = await runner("replay", String(listed[0].seq));
+    expect(replayed.stdout).toContain(`replayed #${listed[0].seq} to ${listed[0].subject}`);
+    expect(await listDeadLetters(nc, topology, { consumer: "runner" })).toEqual([]);
+  });
 });

@@ -1,0 +1,152 @@
+/**
+ * What keeps the outbox and the inbox bounded, against real Postgres and NATS: the relay deletes published rows past
+ * their retention, the inbox purge deletes rows whose events their streams can no longer deliver; both in bounded
+ * statements that replicas can run at the same time.
+ */
+
+import { createMetrics, type ServiceMetrics } from "@humanpass/telemetry";
+import { sampleValue, type TestDatabase } from "@humanpass/testing";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { type Kysely, sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  enqueue,
+  ensureStreams,
+  inboxRetentionMs,
+  purgeExpiredInbox,
+  startInboxPurge,
+  startOutboxRelay,
+  streamName,
+} from "../src/index.ts";
+import { type EventsTestContext, logger, SCHEMA, setUpEventsTest, testEvent } from "./harness.ts";
+
+const HOUR_MS = 3_600_000;
+let ctx: EventsTestContext;
+let db: Kysely<any>;
+let database: TestDatabase;
+let metrics: ServiceMetrics;
+
+beforeAll(async () => {
+  ctx = await setUpEventsTest("events_purge");
+  ({ db, database } = ctx);
+  metrics = createMetrics({ serviceName: "event-bus-purge-test" });
+});
+
+afterAll(async () => {
+  await metrics.shutdown();
+  await ctx.tearDown();
+});
+
+const count = async (table: string, where = sql`true`) =>
+  Number(
+    (await sql<{ n: string }>`select count(*) as n from ${sql.table(table)} where ${where}`.execute(db))
+      .rows[0]!.n,
+  );
+
+/** Waits until `check` holds, polling; the purges run in the background. */
+async function until(check: () => Promise<boolean>) {
+  while (!(await check())) await new Promise((r) => setTimeout(r, 50));
+}
+
+describe("outbox purge", () => {
+  it("deletes published rows past OUTBOX_RETENTION_MS in bounded statements, with two relays at once, never unpublished ones", async () => {
+    await db.transaction().execute((trx) =>
+      enqueue(
+        trx,
+        ctx.topology,
+        Array.from({ length: 130 }, (_, i) => testEvent(i)),
+      ),
+    );
+    // 100 published two hours ago, 20 published ten minutes ago, 10 never published (created two hours ago).
+    await sql`update outbox set published_at = now() - interval '2 hours' where seq in (select seq from outbox order by seq limit 100)`.execute(
+      db,
+    );
+    await sql`update outbox set published_at = now() - interval '10 minutes' where seq in (select seq from outbox where published_at is null order by seq limit 20)`.execute(
+      db,
+    );
+    await sql`update outbox set created_at = now() - interval '2 hours'`.execute(db);
+    const relays = [0, 1].map(() =>
+      startOutboxRelay({
+        nats: ctx.nc,
+        schema: SCHEMA,
+        logger,
+        connectionString: database.url,
+        retainPublishedMs: HOUR_MS,
+        purgeBatchSize: 7,
+        pollIntervalMs: 20,
+        meter: metrics.meter,
+      }),
+    );
+    try {
+      await until(async () => (await count("outbox")) === 30);
+      await until(async () => (await count("outbox", sql`published_at is null`)) === 0);
+    } finally {
+      for (const r of relays) await r.stop();
+    }
+    // The 20 recent ones and the 10 the relays published just now stay.
+    expect(await count("outbox", sql`published_at > now() - interval '1 hour'`)).toBe(30);
+    expect(sampleValue(await metrics.render(), "humanpass_outbox_purged_rows_total")).toBe(100);
+    await expect(
+      (await jetstreamManager(ctx.nc)).streams
+        .info(streamName(ctx.topology, "AGENT_AUTH"))
+        .then((i) => i.state.messages),
+    ).resolves.toBe(10);
+  });
+});
+
+describe("inbox purge", () => {
+  const inboxRows = async (where = sql`true`) =>
+    Number((await sql<{ n: string }>`select count(*) as n from inbox where ${where}`.execute(db)).rows[0]!.n);
+
+  async function fillInbox() {
+    await sql`truncate inbox`.execute(db);
+    // 95 applied three hours ago, 5 applied two hours ago, 10 just now.
+    await sql`
+      insert into inbox (consumer, event_id, processed_at)
+      select 'c', 'old-' || i, now() - interval '3 hours' from generate_series(1, 95) i
+      union all select 'c', 'mid-' || i, now() - interval '2 hours' from generate_series(1, 5) i
+      union all select 'c', 'new-' || i, now() from generate_series(1, 10) i`.execute(db);
+  }
+
+  it("keeps rows for the longest max_age of the service's streams plus the margin, purging with two replicas at once", async () => {
+    const jsm = await jetstreamManager(ctx.nc);
+    // CHAIN keeps an hour, PAYMENTS two: the inbox must keep 2 h + margin (30 min).
+    await ensureStreams(jsm, ctx.topology, ["CHAIN", "PAYMENTS"], {
+      retention: {
+        CHAIN: { maxAgeMs: HOUR_MS, maxBytes: -1 },
+        PAYMENTS: { maxAgeMs: 2 * HOUR_MS, maxBytes: -1 },
+      },
+    });
+    const streams = [streamName(ctx.topology, "CHAIN"), streamName(ctx.topology, "PAYMENTS")];
+    expect(await inboxRetentionMs(jsm, streams, HOUR_MS / 2)).toBe(2.5 * HOUR_MS);
+    await fillInbox();
+    const purges = [0, 1].map(() =>
+      startInboxPurge({
+        db: db,
+        jsm,
+        streams,
+        logger,
+        marginMs: HOUR_MS / 2,
+        intervalMs: 1_000,
+        batchSize: 10,
+        meter: metrics.meter,
+      }),
+    );
+    try {
+      await until(async () => (await inboxRows()) === 15);
+    } finally {
+      for (const p of purges) await p.stop();
+    }
+    expect(await inboxRows(sql`event_id like 'old-%'`)).toBe(0);
+    expect(sampleValue(await metrics.render(), "humanpass_inbox_purged_rows_total")).toBe(95);
+  });
+
+  it("deletes nothing while one of the streams keeps messages without an age limit", async () => {
+    const jsm = await jetstreamManager(ctx.nc);
+    const streams = [streamName(ctx.topology, "CHAIN"), streamName(ctx.topology, "AGENT_AUTH")];
+    expect(await inboxRetentionMs(jsm, streams, 0)).toBeUndefined();
+    await fillInbox();
+    expect(await purgeExpiredInbox({ db: db, jsm, streams, marginMs: 0 })).toBeUndefined();
+    expect(await inboxRows()).toBe(110);
+  });
+});
