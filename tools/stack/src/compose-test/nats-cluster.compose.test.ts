@@ -211,6 +211,10 @@ describe.sequential("the stack on a 3-node NATS cluster, every stream at 3 repli
       ...h.stack.natsUser,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,
+      // A paused node answers no ping: this client moves to another node within seconds (the default: minutes), so
+      // the leaders are read while the pause lasts.
+      pingInterval: 2_000,
+      maxPingOut: 2,
     });
     const states = await streamStates();
     h.log(
