@@ -8,7 +8,7 @@ export NATS_URL ?= nats://127.0.0.1:4222
 # fetched from the npm registry into .run/node.
 export PATH := $(CURDIR)/.run/node/bin:$(PATH)
 
-.PHONY: help node deps infra up down demo test test-unit lint build bench perf-check migrate reindex clean compose-up compose-down test-compose bench-compose images
+.PHONY: help node deps infra up down demo test test-unit lint build bench perf-check migrate reindex clean compose-up compose-down test-compose test-compose-cluster bench-compose images
 
 help:
 	@echo "make up       run the whole stack locally with demo data (Ctrl-C or make down to stop)"
@@ -22,6 +22,8 @@ help:
 	@echo "                   when no registry answers; REPLICAS=2 for two of every service); make demo then runs against it"
 	@echo "make compose-down  remove the containers (the engine keeps running)"
 	@echo "make test-compose  the stack in containers with 2 replicas each, under faults; prints its invariants"
+	@echo "make test-compose-cluster  the stack on a 3-node NATS cluster (streams at 3 replicas), its leaders killed"
+	@echo "                   and a node paused under a workload; prints each fault's figures and the invariants"
 	@echo "make images   the six service images tagged <version> and <version>-<commit>, SBOMs in .run/images;"
 	@echo "              PUSH=1 REGISTRY=<registry>/humanpass pushes them and prints the prod overlay's values.env lines"
 
@@ -77,6 +79,9 @@ compose-down:
 
 test-compose: build
 	@bash scripts/compose/test.sh
+
+test-compose-cluster: build
+	@bash scripts/compose/test-cluster.sh
 
 # Against the stack of make compose-up: the same flows with 1, then 2 replicas of every service.
 bench-compose: deps

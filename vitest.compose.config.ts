@@ -10,7 +10,7 @@ export default defineConfig({
   resolve: { conditions: CONDITIONS },
   ssr: { resolve: { conditions: CONDITIONS } },
   test: {
-    include: ["tools/stack/src/compose-test/*.compose.test.ts"],
+    include: ["tools/stack/src/compose-test/faults.compose.test.ts"],
     // Each fault and each invariant on its own line, with its duration.
     reporters: ["verbose"],
     pool: "forks",

@@ -20,7 +20,8 @@ export default defineConfig({
       "tools/*/test/**/*.test.ts",
       "deploy/validate/**/*.test.ts",
     ],
-    // The compose fault suite needs the stack in containers: make test-compose runs it (vitest.compose.config.ts).
+    // The compose fault suites need the stack in containers: make test-compose and make test-compose-cluster run them
+    // (vitest.compose.config.ts, vitest.compose-cluster.config.ts).
     exclude: [...configDefaults.exclude, "**/*.compose.test.ts"],
     globalSetup: ["libs/testing/src/global-setup.ts"],
     pool: "forks",

@@ -3,6 +3,8 @@
 # stand-ins when no registry answers), `compose up` of the whole stack with REPLICAS (default 1) of every service,
 # and the URLs once all of them are ready.
 set -euo pipefail
+# CLUSTER=1: NATS as a 3-node JetStream cluster, every stream at 3 replicas (docker-compose.cluster.yml).
+if [ "${CLUSTER:-0}" = 1 ]; then export COMPOSE_FILE="docker-compose.yml:docker-compose.cluster.yml"; fi
 source "$(dirname "$0")/env.sh"
 replicas="${REPLICAS:-1}"
 scale=()

@@ -7,6 +7,7 @@ import pg from "pg";
 import { inject } from "vitest";
 
 export { canConnect, resolveInfrastructure } from "./infrastructure.ts";
+export { type ClusterNode, type NatsCluster, startNatsCluster } from "./nats-cluster.ts";
 export { type OwnNatsServer, startOwnNatsServer } from "./nats-server.ts";
 export { freePort } from "./ports.ts";
 export { parseExposition, type Sample, sampleValue, unboundedLabels } from "./prometheus.ts";
