@@ -8,6 +8,7 @@ import { imageProblems } from "./images.ts";
 import { validateManifests } from "./k8s.ts";
 import { parseManifests, renderKustomization } from "./kustomize.ts";
 import { validateOtelConfig } from "./otel.ts";
+import { platformProblems } from "./platforms.ts";
 import { policyProblems } from "./policy.ts";
 import type { Problem } from "./problems.ts";
 import { serviceConfigs } from "./service-config.ts";
@@ -42,6 +43,9 @@ export async function validateDeploy(root: string): Promise<DeployValidation> {
   const images = imageProblems(root);
   checked.push(...images.checked);
   problems.push(...images.problems);
+  const platforms = platformProblems(root);
+  checked.push(...platforms.checked);
+  problems.push(...platforms.problems);
   const otelFile = path.join(root, "deploy/otel-collector.yaml");
   if (existsSync(otelFile)) {
     problems.push(...validateOtelConfig(readFileSync(otelFile, "utf8")));
