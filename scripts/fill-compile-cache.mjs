@@ -1,8 +1,9 @@
 // Fills Node's compile cache (the directory NODE_COMPILE_CACHE names) with what a service compiles as it starts, for
 // the image to carry: `node fill-compile-cache.mjs dist/service.js [dist/<name>-worker.js …]`, run in the service's
-// folder as the user the service runs as (Node keeps one cache per uid). The service's bundle is started with no
-// configuration, so it compiles everything it imports and then stops at the configuration check; each worker
-// thread's bundle is started as a thread with no settings, which it imports its modules before failing on.
+// folder as the user the service runs as (Node keeps one cache per uid). The service's bundle is started with a
+// LOG_LEVEL no service accepts, so it compiles everything it imports and then stops at the configuration check,
+// before it connects to anything (some services need no other variable); each worker thread's bundle is started as
+// a thread with no settings, which it imports its modules before failing on.
 import { spawnSync } from "node:child_process";
 import { flushCompileCache } from "node:module";
 import path from "node:path";
@@ -16,8 +17,11 @@ if (!process.env.NODE_COMPILE_CACHE || !service) {
   process.exit(64);
 }
 const env = { PATH: process.env.PATH, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE };
-const started = spawnSync(process.execPath, ["--enable-source-maps", service], { env, stdio: "ignore" });
-// 78: the configuration check refused the empty environment, after every module was loaded.
+const started = spawnSync(process.execPath, ["--enable-source-maps", service], {
+  env: { ...env, LOG_LEVEL: "fill-compile-cache" },
+  stdio: "ignore",
+});
+// 78: the configuration check refused the LOG_LEVEL, after every module was loaded.
 if (started.status !== 78) {
   process.stderr.write(
     `${service} exited ${started.status ?? started.signal}, not at the configuration check\n`,
