@@ -11,6 +11,7 @@ import { parseManifests, renderKustomization } from "./kustomize.ts";
 import { validateOtelConfig } from "./otel.ts";
 import { repoPath } from "./paths.ts";
 import { placeholderProblems } from "./placeholders.ts";
+import { platformProblems } from "./platforms.ts";
 import { policyProblems } from "./policy.ts";
 import type { Problem } from "./problems.ts";
 import { serviceConfigs } from "./service-config.ts";
@@ -76,6 +77,9 @@ export async function validateDeploy(root: string, options: DeployOptions = {}):
   const images = imageProblems(root);
   checked.push(...images.checked);
   problems.push(...images.problems);
+  const platforms = platformProblems(root);
+  checked.push(...platforms.checked);
+  problems.push(...platforms.problems);
   const otelFile = path.join(root, "deploy/otel-collector.yaml");
   if (existsSync(otelFile)) {
     problems.push(...validateOtelConfig(readFileSync(otelFile, "utf8")));

@@ -26,7 +26,7 @@ describe("service images", () => {
       text
         .replace('CMD ["node", "--enable-source-maps", "dist/service.js"]', 'CMD ["tsx", "src/main.ts"]')
         .replace("--chown=root:root", "--chown=node:node")
-        .replace(/^USER .*$/m, "USER root")
+        .replace(/^USER .*$/gm, "USER root")
         .replace(/^HEALTHCHECK /m, "# HEALTHCHECK "),
     );
     mkdirSync(path.join(root, "services/verifier"), { recursive: true });
@@ -52,6 +52,32 @@ describe("service images", () => {
       "deploy/devnet/Dockerfile tsx",
       "deploy/devnet/Dockerfile CMD",
       "deploy/devnet/Dockerfile COPY",
+    ]);
+  });
+
+  it("names a uid of compose or Kubernetes that is not the image's (the compile cache is per uid)", () => {
+    const root = mkdtempSync(path.join(tmpdir(), "humanpass-images-"));
+    copies.push(root);
+    cpSync(repoPath("Dockerfile"), path.join(root, "Dockerfile"));
+    writeFileSync(
+      path.join(root, "docker-compose.yml"),
+      readFileSync(repoPath("docker-compose.yml"), "utf8").replace(
+        /^(x-service:[\s\S]*?user: )"[^"]*"/m,
+        '$1"1000:1000"',
+      ),
+    );
+    mkdirSync(path.join(root, "deploy/k8s/base/verifier"), { recursive: true });
+    writeFileSync(
+      path.join(root, "deploy/k8s/base/verifier/deployment.yaml"),
+      readFileSync(repoPath("deploy/k8s/base/verifier/deployment.yaml"), "utf8").replace(
+        /runAsUser: \d+/,
+        "runAsUser: 1000",
+      ),
+    );
+    const { problems } = imageProblems(root);
+    expect(problems.map((p) => `${p.where} ${p.path}`)).toEqual([
+      "docker-compose.yml x-service/user",
+      "deploy/k8s/base/verifier/deployment.yaml runAsUser",
     ]);
   });
 });

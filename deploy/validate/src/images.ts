@@ -28,11 +28,14 @@ export function imageProblems(root: string): { checked: string[]; problems: Prob
       "CMD",
       'must run the compiled service: ["node", "--enable-source-maps", "dist/service.js"]',
     );
-  if (!/^COPY --from=build --chown=root:root /m.test(runtime))
+  const copies = [...runtime.matchAll(/^COPY .*$/gm)].map((copy) => copy[0]);
+  if (copies.length === 0 || copies.some((copy) => !copy.startsWith("COPY --from=build --chown=root:root ")))
     problem(DOCKERFILE, "COPY", "the code must be copied owned by root:root");
-  const user = /^USER (\S+)$/m.exec(runtime)?.[1];
+  // The last USER is the one the container runs as (an earlier one may fill the compile cache as that user).
+  const user = [...runtime.matchAll(/^USER (\S+)$/gm)].at(-1)?.[1];
   if (!user || /^(root|0)(:|$)/.test(user))
     problem(DOCKERFILE, "USER", "the service must run as an unprivileged user");
+  else problems.push(...uidProblems(root, user));
   if (!/^HEALTHCHECK /m.test(runtime)) problem(DOCKERFILE, "HEALTHCHECK", "the image must check its health");
   if (!/^LABEL org\.opencontainers\.image\.title=/m.test(runtime))
     problem(DOCKERFILE, "LABEL", "the image must carry the OCI labels");
@@ -47,6 +50,40 @@ export function imageProblems(root: string): { checked: string[]; problems: Prob
   }
   const devnet = devnetImageProblems(root);
   return { checked: [DOCKERFILE, ...devnet.checked], problems: [...problems, ...devnet.problems] };
+}
+
+/**
+ * Node keys its compile cache by uid, and the image carries one filled as the image's user: compose's `user:` and
+ * every Kubernetes `runAsUser` must be that uid, or the services start without it.
+ */
+function uidProblems(root: string, imageUser: string): Problem[] {
+  const problems: Problem[] = [];
+  const uid = imageUser.split(":")[0];
+  const composeFile = path.join(root, "docker-compose.yml");
+  const composeUser = existsSync(composeFile)
+    ? /^x-service:[\s\S]*?^\s+user:\s*"?([^":\s]+)/m.exec(readFileSync(composeFile, "utf8"))?.[1]
+    : undefined;
+  if (composeUser !== undefined && composeUser !== uid)
+    problems.push({
+      where: "docker-compose.yml",
+      path: "x-service/user",
+      message: `runs the services as uid ${composeUser}, the image as ${uid} (${DOCKERFILE}): Node's compile cache is per uid`,
+    });
+  const k8sBase = path.join(root, "deploy/k8s/base");
+  // The services' Deployments and the migrations Job, which runs the services' images.
+  const manifests = (existsSync(k8sBase) ? readdirSync(k8sBase).sort() : []).flatMap((dir) =>
+    ["deployment.yaml", "job.yaml"].map((file) => `deploy/k8s/base/${dir}/${file}`),
+  );
+  for (const manifest of manifests.filter((file) => existsSync(path.join(root, file)))) {
+    for (const match of readFileSync(path.join(root, manifest), "utf8").matchAll(/^\s+runAsUser:\s*(\d+)/gm))
+      if (match[1] !== uid)
+        problems.push({
+          where: manifest,
+          path: "runAsUser",
+          message: `runs as uid ${match[1]}, the image as ${uid} (${DOCKERFILE}): Node's compile cache is per uid`,
+        });
+  }
+  return problems;
 }
 
 function devnetImageProblems(root: string): { checked: string[]; problems: Problem[] } {

@@ -1,5 +1,5 @@
+import { randomUUID } from "node:crypto";
 import type { VerifierSettings } from "./config.ts";
-import { iden3Auth } from "./verification/iden3-modules.ts";
 import type { AuthorizationRequest } from "./verification/token-verifier.ts";
 
 export const REQUESTED_CIRCUIT_ID = "credentialAtomicQueryV3";
@@ -15,21 +15,38 @@ function nullifierSessionIdParam(value: string): number | string {
   return Number.isSafeInteger(asNumber) ? asNumber : value;
 }
 
+const unixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
+
 /**
  * The authorization request of one session: one V3 proof request whose `id` is the session id. It carries the
  * session's expiry, so wallets can tell a stale QR code and the library refuses answers to it.
+ *
+ * The message is the one @iden3/js-iden3-auth's createAuthorizationRequest builds (a test holds the two equal), but
+ * written here: the library is over a second of CPU to load, and with this the main thread never loads it, so a
+ * restarted replica is ready as soon as its first verification thread is (the threads load it, and resolve states).
  */
 export function buildAuthorizationRequest(
   settings: VerifierSettings,
   sessionId: number,
   expiresAt: Date,
 ): AuthorizationRequest {
-  const request = iden3Auth.auth.createAuthorizationRequest(
-    settings.reason,
-    settings.audienceDid,
-    callbackUrl(settings.hostUrl, sessionId),
-    { expires_time: expiresAt },
-  );
+  const id = randomUUID();
+  const request: AuthorizationRequest = {
+    id,
+    thid: id,
+    from: settings.audienceDid,
+    typ: "application/iden3comm-plain-json" as AuthorizationRequest["typ"],
+    type: "https://iden3-communication.io/authorization/1.0/request" as AuthorizationRequest["type"],
+    body: {
+      accept: undefined,
+      reason: settings.reason,
+      message: undefined,
+      callbackUrl: callbackUrl(settings.hostUrl, sessionId),
+      scope: [],
+    },
+    created_time: unixSeconds(new Date()),
+    expires_time: unixSeconds(expiresAt),
+  };
   request.body.scope = [
     {
       id: sessionId,

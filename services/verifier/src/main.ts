@@ -7,7 +7,6 @@ import { isLoopbackHost, VerifierEnv, verificationSettings, verifierSettings } f
 import { migrations } from "./db/migrations/index.ts";
 import { SCHEMA } from "./db/schema.ts";
 import { startSessionPurger } from "./session-purger.ts";
-import { chainStateResolvers } from "./state-resolvers.ts";
 import { createHttpDocumentFetcher } from "./verification/document-loader.ts";
 import { createVerificationPool } from "./verification/verification-pool.ts";
 
@@ -36,7 +35,7 @@ await runService({
     }
     const pool = createVerificationPool({
       size: verification.workers,
-      stateResolvers: chainStateResolvers(verification.networks),
+      chains: verification.networks,
       fetchRemoteDocument: createHttpDocumentFetcher({ ipfsGateway: verification.ipfsGateway }),
       localContextDirs: verification.contextsDirs,
       proofMaxAgeMs: verification.proofMaxAgeMs,
@@ -46,10 +45,6 @@ await runService({
       onWorkerError: (error) => logger.error({ err: error.message }, "verification worker failed"),
       onWorkerReady: (index) => logger.info({ worker: index }, "verification worker ready"),
     });
-    // This thread loads the iden3 libraries (authorization requests, state look-ups) while the first worker thread
-    // loads its own on the other core, so neither the first session nor the first callback stalls the event loop on
-    // them; the app listens once both are done, and the other workers load theirs behind (the pool's ready()).
-    const iden3Loaded = import("./authorization-request.ts");
     const app = await buildVerifierApp({
       logger,
       db,
@@ -62,7 +57,9 @@ await runService({
       corsOrigins: splitList(config.CORS_ORIGINS),
       rateLimit: { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
     });
-    await Promise.all([pool.ready(), iden3Loaded]);
+    // Ready once one worker can verify; the others load the iden3 libraries behind it. This thread never loads them
+    // (authorization requests are written without them, the workers resolve states), so it has nothing to stall on.
+    await pool.ready();
     const purger = startSessionPurger({
       db,
       clock: systemClock,

@@ -1,4 +1,5 @@
 import type { HttpApp } from "@humanpass/http";
+import { buildAuthorizationRequest } from "../authorization-request.ts";
 import type { RouteDeps } from "./deps.ts";
 
 export function verificationRequestRoute(app: HttpApp, deps: RouteDeps): void {
@@ -13,8 +14,6 @@ export function verificationRequestRoute(app: HttpApp, deps: RouteDeps): void {
       },
     },
     async () => {
-      // Imported here, not with the app: main.ts loads the iden3 library beside the worker threads.
-      const { buildAuthorizationRequest } = await import("../authorization-request.ts");
       const now = deps.clock();
       const expiresAt = new Date(now.getTime() + deps.settings.sessionTtlMs);
       const { request } = await deps.sessions.create({

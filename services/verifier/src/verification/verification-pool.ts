@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Meter } from "@humanpass/telemetry";
 import { type Context, context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import type { NetworkSettings } from "../config.ts";
 import type { RemoteDocumentFetcher } from "./document-loader.ts";
 import { MAX_BATCH, type VerifierEngine } from "./engine.ts";
 import type {
@@ -17,7 +18,13 @@ export interface VerificationPoolOptions {
   /** Worker threads; defaults to the number of cores. */
   size?: number;
   /** Called in the main thread on behalf of the workers (they are injectable and may hold caches). */
-  stateResolvers: StateResolvers;
+  stateResolvers?: StateResolvers;
+  /**
+   * Networks whose iden3 State contract each worker reads itself, over the RPC, with the library's resolver and
+   * caches: the main thread then never loads the iden3 libraries, which is what makes it ready as soon as the first
+   * worker is (the cost: each worker fills its own cache).
+   */
+  chains?: Record<string, NetworkSettings>;
   /** Fetches contexts no local directory holds; called once per URL, in the main thread. */
   fetchRemoteDocument?: RemoteDocumentFetcher;
   localContextDirs: string[];
@@ -114,7 +121,8 @@ export function createVerificationPool(options: VerificationPoolOptions): Verifi
   const engine = options.engine ?? "batch";
   const capacity = jobsPerWorker(engine);
   const settings: WorkerSettings = {
-    networks: Object.keys(options.stateResolvers),
+    networks: Object.keys(options.stateResolvers ?? {}),
+    chains: options.chains ?? {},
     localContextDirs: options.localContextDirs,
     proofMaxAgeMs: options.proofMaxAgeMs,
     engine,
@@ -150,7 +158,7 @@ export function createVerificationPool(options: VerificationPoolOptions): Verifi
       }
       return document;
     }
-    const resolver = options.stateResolvers[call.network];
+    const resolver = options.stateResolvers?.[call.network];
     if (!resolver) return Promise.reject(new Error(`resolver not found for network ${call.network}`));
     return call.method === "resolve"
       ? resolver.resolve(call.id, call.state)

@@ -1,5 +1,6 @@
 import { setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
+import { chainStateResolvers } from "../state-resolvers.ts";
 import { createDocumentLoader } from "./document-loader.ts";
 import {
   createTokenVerifier,
@@ -40,16 +41,19 @@ function callHost<T>(call: HostCall): Promise<T> {
   });
 }
 
-const stateResolvers: StateResolvers = Object.fromEntries(
-  settings.networks.map((network) => [
-    network,
-    {
-      resolve: (id: bigint, state: bigint) =>
-        callHost<ResolvedState>({ method: "resolve", network, id, state }),
-      rootResolve: (state: bigint) => callHost<ResolvedState>({ method: "rootResolve", network, state }),
-    },
-  ]),
-);
+const stateResolvers: StateResolvers = {
+  ...Object.fromEntries(
+    settings.networks.map((network) => [
+      network,
+      {
+        resolve: (id: bigint, state: bigint) =>
+          callHost<ResolvedState>({ method: "resolve", network, id, state }),
+        rootResolve: (state: bigint) => callHost<ResolvedState>({ method: "rootResolve", network, state }),
+      },
+    ]),
+  ),
+  ...chainStateResolvers(settings.chains),
+};
 
 const verifierReady: Promise<TokenVerifier> = createTokenVerifier({
   stateResolvers,

@@ -1,3 +1,4 @@
+import type { NetworkSettings } from "../config.ts";
 import type { VerifierEngine } from "./engine.ts";
 import type { AuthorizationRequest, ResolvedState, VerificationOutcome } from "./token-verifier.ts";
 
@@ -5,6 +6,8 @@ import type { AuthorizationRequest, ResolvedState, VerificationOutcome } from ".
 export interface WorkerSettings {
   /** Network keys (`billions:main`, …) the main thread has state resolvers for. */
   networks: string[];
+  /** Networks whose State contract the thread reads itself, over their RPC. */
+  chains: Record<string, NetworkSettings>;
   localContextDirs: string[];
   proofMaxAgeMs?: number;
   engine?: VerifierEngine;

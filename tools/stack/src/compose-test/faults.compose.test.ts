@@ -59,8 +59,12 @@ import {
 } from "./workload.ts";
 
 const env = process.env;
-/** Seconds from a fault's start until every replica of every service answers /readyz 200 again. */
-const READY_BOUND_S = 30;
+/**
+ * Seconds from a fault's start until every replica of every service answers /readyz 200 again. Generous on
+ * purpose: a restart takes seconds on a quiet host (docs/performance.md) but several times that on a CI host
+ * shared with other builds, and the start-up goal itself is measured by bench/startup, not asserted here.
+ */
+const READY_BOUND_S = 60;
 const MAX_USE = 5;
 const HUMAN_TIER_PRICE = 1_000n;
 
