@@ -62,7 +62,7 @@ dbUrl.pathname = `/bench_e2e_${randomBytes(4).toString("hex")}`;
 const databaseUrl = dbUrl.toString();
 const prefix = randomPrefix();
 const routesFile = path.join(tmpdir(), `${prefix}-routes.json`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
 let stack: Stack | undefined;
 const replicas: ServiceProcess[] = [];
