@@ -1,6 +1,9 @@
-// 10,000 events: commit in the producer's transaction → outbox relay → JetStream → inbox consumer applies it.
-// Prints events/s (first commit to last apply) and the commit → applied latency p50/p99.
+// Events committed in the producer's transaction → outbox relay → JetStream → inbox consumer applies them.
+// Prints events/s (first commit to last apply) and the commit → applied latency p50/p95/p99.
+// Either a burst (BENCH_EVENTS, default 10,000, as fast as BENCH_PRODUCERS can commit) or, with BENCH_RATE, a
+// sustained rate: BENCH_RATE events/s for BENCH_SECONDS (default 60), each producer waiting for the schedule.
 import { randomBytes } from "node:crypto";
+import { loadavg } from "node:os";
 import { createDb, dropDatabase, ensureDatabase, migrateToLatest, sql } from "@humanpass/db";
 import {
   connectNats,
@@ -14,7 +17,10 @@ import {
 } from "@humanpass/event-bus";
 import pino from "pino";
 
-const TOTAL = Number(process.env.BENCH_EVENTS ?? 10_000);
+const RATE = Number(process.env.BENCH_RATE ?? 0);
+const TOTAL = RATE
+  ? RATE * Number(process.env.BENCH_SECONDS ?? 60)
+  : Number(process.env.BENCH_EVENTS ?? 10_000);
 const PER_TX = Number(process.env.BENCH_PER_TX ?? 20);
 const PRODUCERS = Number(process.env.BENCH_PRODUCERS ?? 4);
 const logger = pino({ level: "warn" });
@@ -63,6 +69,13 @@ let next = 0;
 await Promise.all(
   Array.from({ length: PRODUCERS }, async () => {
     while (next < TOTAL) {
+      if (RATE) {
+        const due = started + (next * 1000) / RATE;
+        if (due > Date.now()) {
+          await new Promise((r) => setTimeout(r, due - Date.now()));
+          continue;
+        }
+      }
       const n = Math.min(PER_TX, TOTAL - next);
       next += n;
       await db.transaction().execute((trx) =>
@@ -94,9 +107,13 @@ latencies.sort((a, b) => a - b);
 const pct = (p: number) =>
   latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
 const seconds = (lastApplied - started) / 1000;
-console.log(`events: ${TOTAL} in ${PER_TX}-event transactions from ${PRODUCERS} producers`);
+console.log(
+  `events: ${TOTAL} in ${PER_TX}-event transactions from ${PRODUCERS} producers${RATE ? `, scheduled at ${RATE} events/s` : ", a burst"}`,
+);
 console.log(
   `producers committed all in ${((committed - started) / 1000).toFixed(2)} s (${Math.round(TOTAL / ((committed - started) / 1000))} events/s)`,
 );
 console.log(`commit → applied: ${Math.round(TOTAL / seconds)} events/s end to end (${seconds.toFixed(2)} s)`);
-console.log(`latency commit → applied: p50 ${pct(50)} ms, p99 ${pct(99)} ms, max ${latencies.at(-1)} ms`);
+console.log(
+  `latency commit → applied: p50 ${pct(50)} ms, p95 ${pct(95)} ms, p99 ${pct(99)} ms, max ${latencies.at(-1)} ms; load average (1 min) ${loadavg()[0]!.toFixed(2)}`,
+);

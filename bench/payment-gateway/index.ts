@@ -12,193 +12,27 @@
 //   BENCH_REQUESTS (default 1500) per tier and concurrency, BENCH_CONCURRENCY (default "1,16": each is measured),
 //   BENCH_ROUNDS (default 4) rounds per tier, BENCH_AGENTS (default 16); BENCH_PROFILE_DIR: the gateway writes a
 //   CPU profile there (node --cpu-prof) when it stops.
-import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import {
-  applyAttestationRecorded,
-  applyUniquenessVerified,
-  migrations as attestationsMigrations,
-} from "@humanpass/attestations-api";
-import { createDb, dropDatabase, ensureDatabase, migrateToLatest } from "@humanpass/db";
-import { deletePrefixedStreams, jetstreamManager } from "@humanpass/event-bus";
-import {
-  createChallengeNonces,
-  DEFAULT_AGENT_OWNERSHIP_SCHEMA,
-  extractHumanProofChallenge,
-  signHumanProofChallengeEVMUnchecked,
-} from "@humanpass/human-proof";
-import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
-import { freePort } from "@humanpass/testing/ports";
-import { connect } from "@nats-io/transport-node";
-import { x402Client } from "@x402/core/client";
-import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
-import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
-import { registerExactEvmScheme } from "@x402/evm/exact/client";
-import { getAddress, keccak256, toHex } from "viem";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import {
+  type GatewayBench,
+  gatewayEnv,
+  paymentHeaders,
+  prepareGatewayBench,
+  processCpuMs,
+} from "../shared/gateway.ts";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1500);
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? "1,16").split(",").map(Number);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 16);
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const NETWORK = "eip155:45056";
-const USDC = "0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9";
 
-const dbUrl = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
-dbUrl.pathname = `/bench_payment_gateway_${randomBytes(4).toString("hex")}`;
-const databaseUrl = dbUrl.toString();
-const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
-const prefix = `bench${randomBytes(4).toString("hex")}`;
-
-const routesFile = path.join(tmpdir(), `${prefix}-routes.json`);
-const children: ChildProcess[] = [];
-
-async function startService(
-  service: string,
-  env: Record<string, string>,
-  nodeArgs: string[] = [],
-): Promise<string> {
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    [
-      ...nodeArgs,
-      "--conditions=@humanpass/source",
-      fileURLToPath(import.meta.resolve(`@humanpass/${service}/main`)),
-    ],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: databaseUrl,
-        NATS_URL: natsUrl,
-        EVENTS_PREFIX: prefix,
-        LOG_LEVEL: "warn",
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        PUBLIC_URL: `http://127.0.0.1:${port}`,
-        ...env,
-      },
-      stdio: ["ignore", "inherit", "inherit"],
-    },
-  );
-  children.push(child);
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${service} exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) return url;
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`${service} not ready`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-async function fillReadModel(agents: `0x${string}`[]): Promise<void> {
-  const db = createDb<any>({ connectionString: databaseUrl, schema: "attestations", max: 4 });
-  await migrateToLatest(db, { schema: "attestations", migrations: attestationsMigrations });
-  let n = 0;
-  for (const agent of agents) {
-    n += 1;
-    const human = privateKeyToAccount(generatePrivateKey()).address;
-    await applyAttestationRecorded(db, {
-      attestationId: keccak256(toHex(`bench-${n}-${agent}`)),
-      schemaId: DEFAULT_AGENT_OWNERSHIP_SCHEMA,
-      creationTime: Math.floor(Date.now() / 1000) - 3600,
-      expirationTime: 0,
-      revocationTime: 0,
-      attesterDid: didFromAddress(human, "main"),
-      attesterIden3Id: iden3IdFromAddress(human, "main"),
-      attesterEthereumAddress: human,
-      recipientDid: didFromAddress(agent, "main"),
-      recipientIden3Id: iden3IdFromAddress(agent, "main"),
-      recipientEthereumAddress: getAddress(agent),
-      revocable: true,
-      refId: `0x${"00".repeat(32)}`,
-      data: "0x",
-      registry: "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0",
-      chainId: 45056,
-      blockNumber: n,
-      blockHash: keccak256(toHex(`block-${n}`)),
-      logIndex: 0,
-      txHash: keccak256(toHex(`tx-${n}`)),
-    });
-    await applyUniquenessVerified(db, {
-      sessionId: n,
-      nullifier: String(1_000_000 + n),
-      nullifierSessionId: "1",
-      userDid: didFromAddress(human, "main"),
-      userId: iden3IdFromAddress(human, "main"),
-      verifiedAt: new Date().toISOString(),
-    });
-  }
-  await db.destroy();
-}
-
-// The gateway gets this key, so the bench can issue challenge nonces itself, as another replica would.
-const NONCE_KEY = "bench-gateway-challenge-nonce-key-0001";
-const benchNonces = createChallengeNonces({ keys: [NONCE_KEY] });
-
-/** One payment header per request, as an x402 client (with our human-proof signing for the human tier) makes it. */
-async function paymentHeaders(
-  url: string,
-  keys: `0x${string}`[],
-  human: boolean,
-  count: number,
-): Promise<string[]> {
-  const unpaid = await fetch(url);
-  const template = decodePaymentRequiredHeader(unpaid.headers.get("payment-required") as string);
-  const clients = keys.map((key) => {
-    const client = new x402Client((_v, accepts) => accepts[human ? 1 : 0]).setSpendControls({
-      allowedAssets: [{ network: NETWORK, asset: USDC }],
-    });
-    registerExactEvmScheme(client, { signer: privateKeyToAccount(key) });
-    return { client, account: privateKeyToAccount(key) };
-  });
-  const headers: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const { client, account } = clients[i % clients.length];
-    // A fresh challenge per request: the gateway accepts each proof nonce once.
-    const required: PaymentRequired = structuredClone(template);
-    const challenge = extractHumanProofChallenge(required);
-    if (challenge) {
-      const { domain, uri = "" } = challenge.info;
-      challenge.info.issuedAt = new Date().toISOString();
-      challenge.info.nonce = benchNonces.issue({ domain, uri, issuedAt: challenge.info.issuedAt });
-    }
-    let payload: PaymentPayload = await client.createPaymentPayload(required);
-    if (human && challenge) {
-      const proof = await signHumanProofChallengeEVMUnchecked(
-        challenge,
-        { address: account.address, signMessage: (message) => account.signMessage({ message }) },
-        NETWORK,
-      );
-      payload = { ...payload, extensions: { ...payload.extensions, "human-proof": proof } };
-    }
-    headers.push(encodePaymentSignatureHeader(payload));
-  }
-  return headers;
-}
+let bench: GatewayBench | undefined;
 
 type Tier = "standard" | "human";
 type Cpu = Record<"gateway" | "postgres" | "nats" | "client", number>;
 type Sample = { latencies: number[]; seconds: number; failures: number; cpu: Cpu };
-
-/** CPU time (user + system, ms) of one process from /proc; 0 where there is none (not Linux). */
-function processCpuMs(pid: number | string): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return 0;
-  }
-}
 
 /** CPU time of every process whose command name is `name` (all of Postgres's backends, the NATS server). */
 function namedCpuMs(name: string): number {
@@ -215,7 +49,7 @@ function namedCpuMs(name: string): number {
 function cpuNow(): Cpu {
   const { user, system } = process.cpuUsage();
   return {
-    gateway: processCpuMs(children[1]?.pid ?? 0),
+    gateway: processCpuMs(bench?.children[1]?.pid ?? 0),
     postgres: namedCpuMs("postgres"),
     nats: namedCpuMs("nats-server"),
     client: (user + system) / 1000,
@@ -281,50 +115,36 @@ async function compare(url: string, headers: Record<Tier, string[]>, concurrency
       samples[tier].push(await run(url, headers[tier].slice(round * size, (round + 1) * size), concurrency));
     }
   }
-  return { standard: summary(samples.standard), human: summary(samples.human) };
+  // Each round's pair ran back to back, so its ratio is the figure least moved by the host's other load.
+  const perRound = samples.human.map((h, round) => {
+    const [hs, ss] = [summary([h]), summary([samples.standard[round]!])];
+    return { ratio: hs.rps / ss.rps, addedP50: hs.p50 - ss.p50 };
+  });
+  return {
+    standard: summary(samples.standard),
+    human: summary(samples.human),
+    ratio: median(perRound.map((r) => r.ratio)),
+    addedP50: median(perRound.map((r) => r.addedP50)),
+    ratios: perRound.map((r) => r.ratio),
+  };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 async function main() {
-  await ensureDatabase(databaseUrl);
   const keys = Array.from({ length: AGENTS }, () => generatePrivateKey());
-  await fillReadModel(keys.map((k) => privateKeyToAccount(k).address));
-  const attestations = await startService("attestations-api", {
-    RATE_LIMIT_ENABLED: "false",
-  });
-  writeFileSync(
-    routesFile,
-    JSON.stringify({
-      assets: { [NETWORK]: { address: USDC, name: "USD Coin", version: "2", decimals: 6 } },
-      routes: [
-        {
-          path: "/bench",
-          description: "bench",
-          mimeType: "application/json",
-          accepts: [
-            { scheme: "exact", price: "$0.01", network: NETWORK },
-            {
-              scheme: "exact",
-              price: "$0.001",
-              network: NETWORK,
-              extra: { requiredAttestations: ["$ownership"], maxUse: 1_000_000, scope: "bench" },
-            },
-          ],
-          demo: { body: { ok: true } },
-        },
-      ],
-    }),
+  bench = await prepareGatewayBench(
+    "payment_gateway",
+    keys.map((k) => privateKeyToAccount(k).address),
   );
-  const gateway = await startService(
+  const attestations = await bench.startService("attestations-api", { RATE_LIMIT_ENABLED: "false" });
+  const gateway = await bench.startService(
     "payment-gateway",
-    {
-      MOCK_FACILITATOR: "true",
-      EVM_ADDRESS: "0x000000000000000000000000000000000000dEaD",
-      ROUTES_FILE: routesFile,
-      ATTESTATIONS_API_URL: attestations,
-      RATE_LIMIT_ENABLED: "false",
-      NODE_ENV: "development",
-      HUMAN_PROOF_NONCE_KEYS: NONCE_KEY,
-    },
+    gatewayEnv(bench, attestations),
     process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [],
   );
   const url = `${gateway}/bench`;
@@ -340,44 +160,31 @@ async function main() {
     standard: await paymentHeaders(url, keys, false, 300),
     human: await paymentHeaders(url, keys, true, 300),
   };
-  const batches = [];
-  for (const _ of CONCURRENCIES) batches.push(await prepare());
   await compare(url, warmup, Math.max(...CONCURRENCIES));
 
   process.stdout.write(
     `${REQUESTS} paid requests per tier and concurrency, ${ROUNDS} alternating rounds each, MOCK_FACILITATOR=true\n`,
   );
-  for (const [i, concurrency] of CONCURRENCIES.entries()) {
-    const results = await compare(url, batches[i], concurrency);
-    for (const [tier, r] of Object.entries(results)) {
+  const loadBefore = loadavg();
+  for (const concurrency of CONCURRENCIES) {
+    // Made just before their level, not all up front: on a busy host the last level's would outlive their
+    // validity (the authorizations' validBefore, the proofs' age) while the first runs.
+    const results = await compare(url, await prepare(), concurrency);
+    for (const tier of ["standard", "human"] as const) {
+      const r = results[tier];
       process.stdout.write(
         `c=${String(concurrency).padEnd(3)} ${tier.padEnd(9)} ${r.rps.toFixed(0).padStart(6)} paid req/s   p50 ${r.p50.toFixed(2)} ms   p99 ${r.p99.toFixed(2)} ms   non-200: ${r.failures}   ` +
           `CPU µs/req: gateway ${r.cpu.gateway.toFixed(0)}, Postgres ${r.cpu.postgres.toFixed(0)}, NATS ${r.cpu.nats.toFixed(0)}, client ${r.cpu.client.toFixed(0)}\n`,
       );
     }
     process.stdout.write(
-      `c=${String(concurrency).padEnd(3)} human tier adds ${(results.human.p50 - results.standard.p50).toFixed(2)} ms at p50\n`,
+      `c=${String(concurrency).padEnd(3)} human / standard req/s ${results.ratio.toFixed(3)} (median of the rounds: ${results.ratios.map((x) => x.toFixed(3)).join(", ")}); ` +
+        `human tier adds ${results.addedP50.toFixed(2)} ms at p50 (median of the rounds)\n`,
     );
   }
-}
-
-/** Stops the services, then removes what the run created: its database, its streams and the routes file. */
-async function cleanUp(): Promise<void> {
-  await Promise.all(
-    children.map(
-      (child) =>
-        new Promise((resolve) => {
-          if (child.exitCode !== null) return resolve(undefined);
-          child.once("exit", resolve);
-          child.kill("SIGTERM");
-        }),
-    ),
+  process.stdout.write(
+    `load average (1 min) before ${loadBefore[0]!.toFixed(2)}, after ${loadavg()[0]!.toFixed(2)}\n`,
   );
-  const nats = await connect({ servers: natsUrl });
-  await deletePrefixedStreams(await jetstreamManager(nats), { prefix });
-  await nats.close();
-  await dropDatabase(databaseUrl);
-  rmSync(routesFile, { force: true });
 }
 
 main()
@@ -385,4 +192,4 @@ main()
     process.stderr.write(`${error instanceof Error ? error.stack : error}\n`);
     process.exitCode = 1;
   })
-  .finally(cleanUp);
+  .finally(() => bench?.cleanUp());

@@ -1,7 +1,7 @@
-import { type Hex, recoverMessageAddress, toHex } from "viem";
+import { type Hex, hashTypedData, recoverAddress, recoverMessageAddress, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
-import { recoverMessageSigner } from "./recover-signer.ts";
+import { recoverHashSigner, recoverMessageSigner } from "./recover-signer.ts";
 
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
@@ -79,6 +79,45 @@ describe("recoverMessageSigner", () => {
   it("refuses what is not a hex signature", async () => {
     for (const signature of [undefined, "", "0x", "zz", "0xzz"]) {
       expect(await recoverMessageSigner("hello", signature)).toBeUndefined();
+    }
+  });
+});
+
+describe("recoverHashSigner", () => {
+  const typedData = (i: number) =>
+    ({
+      domain: { name: "USD Coin", version: "2", chainId: 45056, verifyingContract: `0x${"ab".repeat(20)}` },
+      types: { Mail: [{ name: "contents", type: "string" }] },
+      primaryType: "Mail",
+      message: { contents: `mail ${i}` },
+    }) as const;
+
+  async function viemHash(hash: Hex, signature: string): Promise<string | undefined> {
+    try {
+      return await recoverAddress({ hash, signature: signature as Hex });
+    } catch {
+      return undefined;
+    }
+  }
+
+  it("recovers the signer of an EIP-712 digest as viem does, the high-s twin included, and malformed ones alike", async () => {
+    for (let i = 0; i < 10; i++) {
+      const account = privateKeyToAccount(generatePrivateKey());
+      const signature = await account.signTypedData(typedData(i));
+      const hash = hashTypedData(typedData(i));
+      const { r, s, v } = parts(signature);
+      const twin = join(r, N - s, v === 27 ? 28 : 27);
+      for (const variant of [signature, join(r, s, v - 27), twin]) {
+        expect(await recoverHashSigner(hash, variant)).toBe(account.address);
+        expect(await viemHash(hash, variant)).toBe(account.address);
+      }
+      expect(await recoverHashSigner(hashTypedData(typedData(i + 1)), signature)).not.toBe(account.address);
+      for (const variant of [join(r, s, 29), join(0n, s, v), join(r, N, v), signature.slice(0, 130), "0x"]) {
+        expect({ variant, ours: await recoverHashSigner(hash, variant) }).toEqual({
+          variant,
+          ours: await viemHash(hash, variant),
+        });
+      }
     }
   });
 });

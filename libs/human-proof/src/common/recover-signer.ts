@@ -1,21 +1,13 @@
 import { createRequire } from "node:module";
-import {
-  checksumAddress,
-  type Hex,
-  hashMessage,
-  hexToBytes,
-  isHex,
-  keccak256,
-  recoverMessageAddress,
-} from "viem";
+import { checksumAddress, type Hex, hashMessage, hexToBytes, isHex, keccak256, recoverAddress } from "viem";
 
 /** The documented API of the `secp256k1` package: libsecp256k1's prebuilt binding, its own JavaScript elsewhere. */
 type Secp256k1 = {
   ecdsaRecover(signature: Uint8Array, recid: number, message: Uint8Array, compressed: boolean): Uint8Array;
 };
 
-// libsecp256k1 recovers a key many times faster than viem's JavaScript curve, and recovery is most of the CPU a
-// human proof costs the gateway (bench/payment-gateway, human tier).
+// libsecp256k1 recovers a key many times faster than viem's JavaScript curve, and recovery (the proof's and the
+// EIP-3009 authorization's) was most of the CPU a human proof cost the gateway (bench/payment-gateway, human tier).
 const secp256k1 = createRequire(import.meta.url)("secp256k1") as Secp256k1;
 
 // Half the secp256k1 group order: EIP-2 allows only signatures with s at most this, so that no signature has
@@ -39,19 +31,26 @@ export async function recoverMessageSigner(
 ): Promise<`0x${string}` | undefined> {
   if (!signature || !isHex(signature)) return undefined;
   if ((signature.length === 132 || signature.length === 130) && sOf(signature) > HALF_ORDER) return undefined;
+  return recoverHashSigner(hashMessage(message), signature);
+}
+
+/**
+ * The address whose key made `signature` over the 32-byte digest `hash` (an EIP-712 `hashTypedData`, an EIP-191
+ * `hashMessage`), checksummed, or undefined when none can be recovered. Same answers as viem's `recoverAddress`,
+ * which it leaves the 64-byte EIP-2098 form to; like it, and like `ecrecover`, it accepts a high `s`.
+ */
+export async function recoverHashSigner(
+  hash: Hex,
+  signature: string | undefined,
+): Promise<`0x${string}` | undefined> {
+  if (!signature || !isHex(signature)) return undefined;
   try {
-    if (signature.length !== 132)
-      return await recoverMessageAddress({ message, signature: signature as Hex });
+    if (signature.length !== 132) return await recoverAddress({ hash, signature: signature as Hex });
     const bytes = hexToBytes(signature);
     const v = bytes[64] as number;
     const recoveryId = v >= 27 ? v - 27 : v;
     if (recoveryId !== 0 && recoveryId !== 1) return undefined;
-    const key = secp256k1.ecdsaRecover(
-      bytes.subarray(0, 64),
-      recoveryId,
-      hexToBytes(hashMessage(message)),
-      false,
-    );
+    const key = secp256k1.ecdsaRecover(bytes.subarray(0, 64), recoveryId, hexToBytes(hash), false);
     return checksumAddress(`0x${keccak256(key.subarray(1)).slice(26)}`);
   } catch {
     return undefined;

@@ -7,7 +7,7 @@ export {
   HUMAN_PROOF_HEADER,
 } from "../common/constants.ts";
 export { formatSIWEMessage, type SignedMessageFields } from "../common/message.ts";
-export { recoverMessageSigner } from "../common/recover-signer.ts";
+export { recoverHashSigner, recoverMessageSigner } from "../common/recover-signer.ts";
 export type {
   HumanProofChallenge,
   HumanProofExtensionInfo,
