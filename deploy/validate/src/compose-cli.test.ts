@@ -36,8 +36,9 @@ describe("composeConfig", () => {
         "payment-gateway",
       ]),
     );
+    // Its own role, not the superuser (the postgres-roles step creates it).
     expect(resolved!.services["agent-auth"].environment.DATABASE_URL).toBe(
-      "postgres://postgres:humanpass@postgres:5432/humanpass",
+      "postgres://agent_auth:dev-agent-auth-db@postgres:5432/humanpass",
     );
   });
 

@@ -14,6 +14,11 @@ const SERVICE_RUNTIME_ENV: [string, string, string][] = [
   ["LOG_PRETTY", "false", "true or false; human-readable logs (make up), JSON otherwise"],
   ["DB_POOL_MAX", "10", "an integer >= 1: Postgres connections per replica"],
   [
+    "SHUTDOWN_DRAIN_MS",
+    "5000",
+    "an integer >= 0: after SIGTERM, how long /readyz answers 503 while requests are still served, before the server closes (waiting for requests in flight) and consumers, NATS and the pool stop",
+  ],
+  [
     "METRICS_ENABLED",
     "true",
     "true or false; false: no instruments, /metrics answers an empty body (docs/metrics.md)",

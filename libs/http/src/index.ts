@@ -13,4 +13,4 @@ export {
   type ReadinessCheck,
 } from "./app.ts";
 export { ErrorBody, HttpError } from "./errors.ts";
-export { installGracefulShutdown } from "./shutdown.ts";
+export { type GracefulShutdownOptions, installGracefulShutdown } from "./shutdown.ts";

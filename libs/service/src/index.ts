@@ -93,6 +93,12 @@ const CommonEnvSchema = Type.Object({
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String()),
   LOG_PRETTY: Type.Boolean({ default: false, description: "true or false" }),
   DB_POOL_MAX: Type.Integer({ minimum: 1, default: 10, description: "an integer >= 1" }),
+  SHUTDOWN_DRAIN_MS: Type.Integer({
+    minimum: 0,
+    default: 5_000,
+    description:
+      "an integer >= 0 (milliseconds): after SIGTERM, how long /readyz answers 503 while requests are still served, before the server closes",
+  }),
   METRICS_ENABLED: Type.Boolean({ default: true, description: "true or false" }),
   DEPLOYMENT_ENVIRONMENT: Type.String({ default: "development" }),
   SERVICE_VERSION: Type.String({ default: "0.1.0" }),
@@ -119,7 +125,8 @@ const CommonEnvSchema = Type.Object({
 /**
  * The one start-up sequence of every service's main.ts: config (a bad value stops it here, naming the
  * variable), telemetry, database and migrations, NATS and streams, outbox relay, then the service's own start;
- * SIGTERM drains HTTP, stops consumers and the relay, then closes pools.
+ * SIGTERM fails /readyz at once and keeps serving for SHUTDOWN_DRAIN_MS (load balancers stop sending meanwhile), then
+ * closes HTTP (waiting for requests in flight), stops consumers and the relay, drains NATS, then closes pools.
  */
 export async function runService<S extends TObject>(definition: ServiceDefinition<S>): Promise<void> {
   const schema = Type.Object({ ...CommonEnvSchema.properties, ...definition.env.properties });
@@ -192,7 +199,15 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
       });
     }
     // Requests need Postgres; events wait in the outbox while NATS is away, so a NATS outage keeps pods in rotation.
-    const readiness = { postgres: () => pingDb(db), nats: optionalCheck(() => pingNats(nats)) };
+    // Once told to stop, the replica leaves rotation while it still serves (the drain).
+    let stopping = false;
+    const readiness = {
+      postgres: () => pingDb(db),
+      nats: optionalCheck(() => pingNats(nats)),
+      shutdown: async () => {
+        if (stopping) throw new Error("shutting down");
+      },
+    };
     const http: HttpServerSettings = {
       trustProxy: splitList(config.TRUST_PROXY),
       timeouts: {
@@ -224,20 +239,29 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
         })
       : undefined;
     await started.app.listen({ port: started.port, host: started.host ?? config.HOST });
-    installGracefulShutdown(logger, [
-      ["http", () => started.app.close()],
-      ...(started.consumers ?? []).map((c, i): [string, () => Promise<unknown>] => [
-        `consumer ${i}`,
-        () => c.stop(),
-      ]),
-      ...(started.stop ?? []),
-      ["inbox purge", async () => inboxPurge?.stop()],
-      ["outbox relay", async () => relay?.stop()],
-      ["nats", () => nats.drain()],
-      ["postgres", () => db.destroy()],
-      ["metrics", () => metrics.shutdown()],
-      ["telemetry", () => telemetry.shutdown()],
-    ]);
+    installGracefulShutdown(
+      logger,
+      [
+        ["http", () => started.app.close()],
+        ...(started.consumers ?? []).map((c, i): [string, () => Promise<unknown>] => [
+          `consumer ${i}`,
+          () => c.stop(),
+        ]),
+        ...(started.stop ?? []),
+        ["inbox purge", async () => inboxPurge?.stop()],
+        ["outbox relay", async () => relay?.stop()],
+        ["nats", () => nats.drain()],
+        ["postgres", () => db.destroy()],
+        ["metrics", () => metrics.shutdown()],
+        ["telemetry", () => telemetry.shutdown()],
+      ],
+      {
+        drainMs: config.SHUTDOWN_DRAIN_MS,
+        onSignal: () => {
+          stopping = true;
+        },
+      },
+    );
   } catch (e) {
     logger.fatal({ err: e }, "start-up failed");
     await telemetry.shutdown().catch(() => {});

@@ -303,6 +303,8 @@ export async function startServiceProcess(
         NATS_URL: testNatsUrl(),
         LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
         HOST: "127.0.0.1",
+        // No load balancer to leave: stopping does not wait out a drain.
+        SHUTDOWN_DRAIN_MS: "0",
         ...env,
         PORT: port,
       },

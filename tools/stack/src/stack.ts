@@ -125,6 +125,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       NODE_ENV: "development",
       // Reachable from this machine only; make up takes HOST from its environment to open it up.
       HOST: "127.0.0.1",
+      // No load balancer to leave: stopping does not wait out a drain.
+      SHUTDOWN_DRAIN_MS: "0",
       ...(options.otlpEndpoint
         ? { OTEL_EXPORTER_OTLP_ENDPOINT: options.otlpEndpoint, OTEL_BSP_SCHEDULE_DELAY: "200" }
         : {}),

@@ -31,6 +31,8 @@ export async function startGatewayProcess(env: Record<string, string>): Promise<
     PUBLIC_URL: `http://127.0.0.1:${port}`,
     RATE_LIMIT_ENABLED: "false",
     NODE_ENV: "test",
+    // No load balancer to leave: stopping does not wait out a drain.
+    SHUTDOWN_DRAIN_MS: "0",
     ...env,
   });
   let output = "";

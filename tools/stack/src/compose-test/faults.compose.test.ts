@@ -33,6 +33,7 @@ import {
   postgresRestarted,
   type Recovery,
   replicaKilled,
+  rollingRestart,
   SERVICES,
   underFault,
 } from "./faults.ts";
@@ -242,6 +243,37 @@ describe.sequential("the stack in containers, 2 replicas of every service", () =
     it("a Postgres restart, held until the outbox relays' alert fires (HumanpassOutboxRelayFailing)", async () => {
       await survives(postgresRestarted(h.faults), [alertFires("HumanpassOutboxRelayFailing")]);
     });
+
+    // Its own load besides the workload's (whose loops may have ended by now): the gateway's priced route, unpaid
+    // (402, its x402 challenge), one request after another through the proxy, recorded with the workload's.
+    it("a rolling restart of payment-gateway (docker stop: SIGTERM and its drain; start; replica by replica): no request fails", async () => {
+      const from = h.record.responses.length;
+      const get = recordingFetch(h.stack.urls, h.record.responses);
+      let restarting = true;
+      const load = (async () => {
+        while (restarting) {
+          await get(`${h.stack.urls["payment-gateway"]}/api/v1/weather`).catch(() => undefined);
+          await sleep(25);
+        }
+      })();
+      let recovery: Recovery;
+      try {
+        recovery = await underFault(h.faults, rollingRestart(h.faults, "payment-gateway"));
+      } finally {
+        restarting = false;
+        await load;
+      }
+      const during = h.record.responses.slice(from);
+      const failed = during.filter((r) => r.status === 0 || r.status >= 500);
+      const statuses = [...new Set(during.map((r) => `${r.service} ${r.status}`))].sort();
+      h.log(
+        `rolling restart: ${during.length} responses (${statuses.join(", ")}), ${failed.length} failed, all ready after ${recovery.seconds?.toFixed(1)} s`,
+      );
+      expect(
+        during.filter((r) => r.service === "payment-gateway" && r.status === 402).length,
+      ).toBeGreaterThan(0);
+      expect(failed).toEqual([]);
+    }, 300_000);
 
     describe("once the workload is done and the system has settled", () => {
       let nc: NatsConnection;

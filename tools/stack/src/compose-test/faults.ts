@@ -213,3 +213,43 @@ export function postgresRestarted(env: FaultEnv): Fault {
     end: () => docker.getContainer(id).start(),
   };
 }
+
+/**
+ * A rolling restart of a service, as a release rolls out: each replica in turn stopped the way `docker stop` does
+ * (SIGTERM, SIGKILL only past the grace period, the compose file's stop_grace_period), started again and waited for
+ * on /readyz before the next one. Not an outage: the drain (SHUTDOWN_DRAIN_MS) and the proxy's retry of a refused
+ * connection on another replica must leave no request unanswered.
+ */
+export function rollingRestart(env: FaultEnv, service: string, graceS = 40): Fault {
+  let ids: string[] = [];
+  return {
+    name: `rolling restart of ${service}`,
+    prepare: async () => {
+      ids = await env.containers(service);
+    },
+    begin: async () => {
+      for (const [i, id] of ids.entries()) {
+        const container = docker.getContainer(id);
+        const from = Date.now();
+        await container.stop({ t: graceS });
+        const stopped = Date.now();
+        await container.start();
+        for (const until = Date.now() + env.readyTimeoutMs; ; await sleep(250)) {
+          const replica = (await env.replicas()).find((r) => r.id === id);
+          if (replica && (await replicaReady(replica))) break;
+          if (Date.now() > until) throw new Error(`${service} replica ${i + 1} not ready again in time`);
+        }
+        env.log(
+          `fault: ${service} replica ${i + 1}: stopped in ${((stopped - from) / 1000).toFixed(1)} s (its drain included), ready ${((Date.now() - stopped) / 1000).toFixed(1)} s after`,
+        );
+      }
+    },
+    // Only what a failed step left stopped: the others run already.
+    end: async () => {
+      for (const id of ids) {
+        const container = docker.getContainer(id);
+        if (!(await container.inspect()).State.Running) await container.start();
+      }
+    },
+  };
+}
