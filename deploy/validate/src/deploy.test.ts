@@ -108,6 +108,8 @@ describe("npm run validate:deploy", () => {
       expect.stringMatching(/^docker-compose\.yml \(docker(-| )compose config\)$/),
       "Dockerfile",
       "deploy/devnet/Dockerfile",
+      expect.stringMatching(/^\d+ image, compose and script files \(architectures, apt\/root\)$/),
+      "package-lock.json (platform packages, install scripts)",
       "deploy/otel-collector.yaml",
       expect.stringMatching(/^deploy\/k8s\/overlays\/dev \(\d+ manifests\)$/),
       expect.stringMatching(
@@ -249,6 +251,10 @@ describe("npm run validate:deploy", () => {
             where: "prod: Deployment/webhooks",
             path: "/spec/template/spec/containers/0/image",
             message: "not pinned by digest: registry.humanpass.test/humanpass/webhooks:1.0.0",
+          }),
+          expect.objectContaining({
+            where: "prod: CronJob/humanpass-dead-letters",
+            path: "/spec/jobTemplate/spec/template/spec/containers/0/image",
           }),
           expect.objectContaining({
             where: "prod: Job/humanpass-migrate-1.0.0",
