@@ -71,6 +71,11 @@ export interface ServiceDefinition<S extends TObject, C = Static<S>> {
   /** The service's own env variables; the common ones (DATABASE_URL, NATS_URL, …) are added. */
   env: S;
   /**
+   * Checks across settings the schema cannot express (throws `ConfigError`): run before anything connects, so a
+   * refused combination stops the service at once with exit 78, as a bad value does.
+   */
+  checkConfig?(config: C & Static<typeof CommonEnvSchema>): void;
+  /**
    * Streams this service publishes to or reads from; it waits for them at start, up
    * to NATS_STREAMS_WAIT_MS: the topology step of the migrations creates them, services may not.
    */
@@ -133,6 +138,7 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
   let config: Static<typeof CommonEnvSchema> & Static<S>;
   try {
     config = loadConfig(schema) as unknown as typeof config;
+    definition.checkConfig?.(config);
   } catch (e) {
     process.stderr.write(`${definition.name}: ${(e as Error).message}\n`);
     process.exit(78);

@@ -29,8 +29,8 @@ await runService({
   env: PaymentGatewayEnv,
   streams: ["PAYMENTS", "CHAIN"],
   publishes: true,
+  checkConfig: checkSettings,
   async start({ config, logger, db, nats, topology, readiness, http, pool, metrics }) {
-    checkSettings(config);
     const routesFile = loadRoutesFile(config.ROUTES_FILE);
     const inMemory = config.USAGE_STORAGE === "memory";
     if (inMemory)

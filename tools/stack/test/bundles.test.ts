@@ -67,6 +67,7 @@ function bundledWorker(engine: "batch" | "library") {
     workerData: {
       settings: {
         networks: [stable.network],
+        chains: {},
         localContextDirs: [FIXTURE_CONTEXTS_DIR],
         proofMaxAgeMs: ANY_PROOF_AGE_MS,
         engine,
