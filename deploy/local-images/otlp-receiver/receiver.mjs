@@ -1,7 +1,7 @@
 // A stand-in for the OpenTelemetry collector and Jaeger where neither image can be pulled. It accepts OTLP/HTTP
 // JSON traces on :4318 (what the services' exporter sends), forwards each batch to OTLP_FORWARD_URL when set (the
 // collector role), keeps the newest MAX_SPANS spans in memory and answers the part of Jaeger's query API that
-// tools read: GET /api/services and GET /api/traces?service=NAME[&limit=N] on :16686. No UI.
+// tools read: GET /api/services, GET /api/traces?service=NAME[&limit=N] and GET /api/traces/{id} on :16686. No UI.
 import http from "node:http";
 
 const MAX_SPANS = Number(process.env.MAX_SPANS ?? 200_000);
@@ -57,27 +57,29 @@ function traces(service, limit) {
     const s = spans[i];
     if (s.service === service && !ids.includes(s.traceID)) ids.push(s.traceID);
   }
-  return ids.map((traceID) => {
-    const members = spans.filter((s) => s.traceID === traceID);
-    const processes = {};
-    const processOf = new Map();
-    for (const s of members) {
-      if (!processOf.has(s.service)) {
-        const id = `p${processOf.size + 1}`;
-        processOf.set(s.service, id);
-        processes[id] = { serviceName: s.service, tags: [] };
-      }
+  return ids.map(trace);
+}
+
+function trace(traceID) {
+  const members = spans.filter((s) => s.traceID === traceID);
+  const processes = {};
+  const processOf = new Map();
+  for (const s of members) {
+    if (!processOf.has(s.service)) {
+      const id = `p${processOf.size + 1}`;
+      processOf.set(s.service, id);
+      processes[id] = { serviceName: s.service, tags: [] };
     }
-    return {
-      traceID,
-      spans: members.map(({ service, parentSpanID, ...s }) => ({
-        ...s,
-        references: parentSpanID ? [{ refType: "CHILD_OF", traceID, spanID: parentSpanID }] : [],
-        processID: processOf.get(service),
-      })),
-      processes,
-    };
-  });
+  }
+  return {
+    traceID,
+    spans: members.map(({ service, parentSpanID, ...s }) => ({
+      ...s,
+      references: parentSpanID ? [{ refType: "CHILD_OF", traceID, spanID: parentSpanID }] : [],
+      processID: processOf.get(service),
+    })),
+    processes,
+  };
 }
 
 const json = (res, status, body) =>
@@ -120,6 +122,13 @@ function handle(req, res) {
     const service = url.searchParams.get("service");
     if (!service) return json(res, 400, { errors: [{ code: 400, msg: "parameter 'service' is required" }] });
     return json(res, 200, { data: traces(service, Number(url.searchParams.get("limit") ?? 20)) });
+  }
+  const byId = req.method === "GET" && url.pathname.match(/^\/api\/traces\/([0-9a-f]{32})$/);
+  if (byId) {
+    const found = trace(byId[1]);
+    return found.spans.length > 0
+      ? json(res, 200, { data: [found] })
+      : json(res, 404, { data: null, errors: [{ code: 404, msg: "trace not found" }] });
   }
   if (url.pathname === "/" || url.pathname === "/healthz")
     return json(res, 200, { status: "ok", spans: spans.length });
