@@ -44,7 +44,7 @@ import { freePort } from "@humanpass/testing/ports";
 import { connect } from "@nats-io/transport-node";
 import { type Hex, parseEventLogs, zeroHash } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { NONCE_KEY, paymentHeaders, writeRoutesFile } from "../shared/gateway.ts";
+import { NONCE_KEY, paymentHeaders, writeRoutesFile } from "../gateway-setup/gateway.ts";
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
 const BLOCK_SECONDS = Number(process.env.BENCH_BLOCK_SECONDS ?? 1);

@@ -18,7 +18,7 @@ import {
   paymentHeaders,
   prepareGatewayBench,
   processCpuMs,
-} from "../shared/gateway.ts";
+} from "../gateway-setup/gateway.ts";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const LOOKUPS = Number(process.env.BENCH_LOOKUPS ?? 2000);

@@ -21,7 +21,7 @@ import {
   paymentHeaders,
   prepareGatewayBench,
   processCpuMs,
-} from "../shared/gateway.ts";
+} from "../gateway-setup/gateway.ts";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1500);
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? "1,16").split(",").map(Number);
