@@ -1,0 +1,29 @@
+// Soak: a fresh `make up` stack (own database, stream prefix, free ports) under a fixed mixed load for SOAK_MINUTES
+// (default 30): wallet callbacks, attestation lookups, agent claims, x402 paid requests and attestations written on
+// chain, at SOAK_RATE_CALLBACKS / _LOOKUPS / _CLAIMS / _PAID / _CHAIN per second (defaults in
+// tools/stack/src/soak/run.ts). Every service's RSS, heap used, event-loop p99, pool connections and open fds are
+// sampled every SOAK_SAMPLE_S (default 10) seconds. After SOAK_WARMUP_MINUTES (default 5) it judges growth ≤ 10 %
+// and each service's request p99 flat within noise, then, once the system settled, the leak checks and the exact
+// counts (outbox = stream, inbox = applied, payments = transfers). Prints a table; the raw samples go to
+// .run/soak/<prefix>.json. Exit status 1 when a verdict fails. Needs the bundles (`make build`).
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { REPO_ROOT } from "@humanpass/stack";
+import { formatReport, ratesFromEnv, runSoak, verdicts } from "@humanpass/stack/soak";
+
+const env = process.env;
+const result = await runSoak({
+  databaseUrl: env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
+  natsUrl: env.NATS_URL ?? "nats://127.0.0.1:4222",
+  minutes: Number(env.SOAK_MINUTES ?? 30),
+  warmupMinutes: Number(env.SOAK_WARMUP_MINUTES ?? 5),
+  sampleSeconds: Number(env.SOAK_SAMPLE_S ?? 10),
+  rates: ratesFromEnv(env),
+  log: (line) => process.stdout.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`),
+  serviceLog: (service, line) => process.stdout.write(`${service} | ${line}\n`),
+});
+const file = path.join(REPO_ROOT, ".run", "soak", `${result.prefix}.json`);
+mkdirSync(path.dirname(file), { recursive: true });
+writeFileSync(file, JSON.stringify(result, null, 1));
+process.stdout.write(`\n${formatReport(result)}\n\nraw samples: ${path.relative(REPO_ROOT, file)}\n`);
+if (verdicts(result).some((v) => !v.ok)) process.exitCode = 1;
