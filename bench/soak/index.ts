@@ -9,7 +9,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { REPO_ROOT } from "@humanpass/stack";
-import { formatReport, ratesFromEnv, runSoak, verdicts } from "@humanpass/stack/soak";
+import { checked, formatReport, judged, ratesFromEnv, runSoak } from "@humanpass/stack/soak";
 
 const env = process.env;
 const result = await runSoak({
@@ -25,5 +25,8 @@ const result = await runSoak({
 const file = path.join(REPO_ROOT, ".run", "soak", `${result.prefix}.json`);
 mkdirSync(path.dirname(file), { recursive: true });
 writeFileSync(file, JSON.stringify(result, null, 1));
-process.stdout.write(`\n${formatReport(result)}\n\nraw samples: ${path.relative(REPO_ROOT, file)}\n`);
-if (verdicts(result).some((v) => !v.ok)) process.exitCode = 1;
+const verdicts = [...judged(result), ...checked(result)];
+process.stdout.write(
+  `\n${formatReport(result, verdicts)}\n\nraw samples: ${path.relative(REPO_ROOT, file)}\n`,
+);
+if (verdicts.some((v) => !v.ok)) process.exitCode = 1;

@@ -18,6 +18,12 @@ export type SeriesName = keyof typeof SERIES;
 export const GROWTH_LIMIT_PCT = 10;
 /** File descriptors a service may hold beyond its figure at the end of the warm-up (connections come and go). */
 export const FD_SLACK = 20;
+/** The leak checks, each verdict's name after the service's. */
+export const LEAK_CHECKS = {
+  poolMax: "pool connections ≤ the pool's max at every sample",
+  poolAtRest: "at rest, no pool connection checked out and no query waiting",
+  fds: `open fds within ${FD_SLACK} of the warm-up's end, under load and at rest`,
+} as const;
 /** The width of the windows whose median is "the value at" a moment: one sample is one point of a GC sawtooth. */
 const WINDOW_S = 60;
 
@@ -146,17 +152,17 @@ export function leaks(ticks: Tick[], rest: Tick[], services: readonly string[], 
     const fdsAtRest = Math.min(...resting.map((s) => s.fds));
     return [
       {
-        invariant: `${service}: pool connections ≤ the pool's max at every sample`,
+        invariant: `${service}: ${LEAK_CHECKS.poolMax}`,
         ok: samples.length > 0 && over.length === 0,
         detail: `${samples.length} samples, at most ${most} of ${samples[0]?.poolMax} open`,
       },
       {
-        invariant: `${service}: at rest, no pool connection checked out and no query waiting`,
+        invariant: `${service}: ${LEAK_CHECKS.poolAtRest}`,
         ok: resting.length > 0 && stillUsed === 0 && waiting === 0,
         detail: `least over ${resting.length} samples at rest: ${stillUsed} used, ${waiting} waiting`,
       },
       {
-        invariant: `${service}: open fds within ${FD_SLACK} of the warm-up's end, under load and at rest`,
+        invariant: `${service}: ${LEAK_CHECKS.fds}`,
         ok:
           fds !== undefined &&
           resting.length > 0 &&

@@ -12,20 +12,24 @@ function table(header: string[], rows: string[][]): string {
   return [pad(header, widths), ...rows.map((r) => pad(r, widths))].join("\n");
 }
 
-/** Every verdict the soak draws: the benchmark's judgement, the leak checks and the exact counts. */
-export function verdicts(result: SoakResult): Verdict[] {
-  const warmupS = result.options.warmupMinutes * 60;
+/** The benchmark's judgement: growth after the warm-up and each service's request p99 over time. */
+export function judged(result: SoakResult): Verdict[] {
   const minutes = new Map(
     Object.entries(result.p99PerMinute).map(([s, v]) => [s, v.map((x) => x ?? undefined)]),
   );
+  return judge(result.ticks, minutes, result.services, result.options.warmupMinutes * 60);
+}
+
+/** What holds whatever the machine's speed: the leak checks and the exact counts. */
+export function checked(result: SoakResult): Verdict[] {
   return [
-    ...judge(result.ticks, minutes, result.services, warmupS),
-    ...leaks(result.ticks, result.rest, result.services, warmupS),
+    ...leaks(result.ticks, result.rest, result.services, result.options.warmupMinutes * 60),
     ...result.invariants,
   ];
 }
 
-export function formatReport(result: SoakResult): string {
+/** The figures, then `verdicts` one a line. */
+export function formatReport(result: SoakResult, verdicts: Verdict[]): string {
   const { options } = result;
   const warmupS = options.warmupMinutes * 60;
   const figures: string[][] = [];
@@ -79,6 +83,6 @@ export function formatReport(result: SoakResult): string {
     "request p99 (ms) per minute, by service called",
     table(["min", ...called], perMinute),
     "",
-    ...verdicts(result).map((v) => `${v.ok ? "ok  " : "FAIL"} ${v.invariant}: ${v.detail}`),
+    ...verdicts.map((v) => `${v.ok ? "ok  " : "FAIL"} ${v.invariant}: ${v.detail}`),
   ].join("\n");
 }
