@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FD_SLACK, judge, LEAK_CHECKS, leaks, p99PerMinute, trend } from "./analysis.ts";
+import { judge, LEAK_CHECKS, leaks, p99PerMinute, SLACK, trend } from "./analysis.ts";
 import type { ServiceSample, Tick } from "./sampler.ts";
 
 const MIB = 2 ** 20;
@@ -12,6 +12,7 @@ const steady: ServiceSample = {
   poolPending: 0,
   poolMax: 10,
   fds: 30,
+  timers: 12,
 };
 
 /** A tick every 10 s for `minutes`, the service's sample at second t given by `at`. */
@@ -76,7 +77,7 @@ describe("soak analysis", () => {
       ["api"],
       60,
     );
-    expect(verdicts.map((v) => v.ok)).toEqual([true, true, true]);
+    expect(verdicts.map((v) => v.ok)).toEqual([true, true, true, true]);
   });
 
   it("fails a pool whose connections stay checked out at rest, or whose queries wait", () => {
@@ -98,11 +99,27 @@ describe("soak analysis", () => {
     const climbing = run(3, (t) => ({ fds: 30 + Math.floor(t / 4) }));
     expect(verdict(leaks(climbing, rest({ fds: 30 }), ["api"], 60), LEAK_CHECKS.fds)).toBe(false);
     const steadyTicks = run(3, () => ({}));
-    expect(verdict(leaks(steadyTicks, rest({ fds: 30 + FD_SLACK + 1 }), ["api"], 60), LEAK_CHECKS.fds)).toBe(
+    expect(verdict(leaks(steadyTicks, rest({ fds: 30 + SLACK.fds + 1 }), ["api"], 60), LEAK_CHECKS.fds)).toBe(
       false,
     );
-    expect(verdict(leaks(steadyTicks, rest({ fds: 30 + FD_SLACK }), ["api"], 60), LEAK_CHECKS.fds)).toBe(
+    expect(verdict(leaks(steadyTicks, rest({ fds: 30 + SLACK.fds }), ["api"], 60), LEAK_CHECKS.fds)).toBe(
       true,
     );
+  });
+
+  it("fails timers that pile up: one a second that nobody clears", () => {
+    const piling = run(3, (t) => ({ timers: 12 + t }));
+    expect(verdict(leaks(piling, rest({ timers: 12 + 200 }), ["api"], 60), LEAK_CHECKS.timers)).toBe(false);
+    expect(
+      verdict(
+        leaks(
+          run(3, () => ({})),
+          rest(),
+          ["api"],
+          60,
+        ),
+        LEAK_CHECKS.timers,
+      ),
+    ).toBe(true);
   });
 });

@@ -11,18 +11,23 @@ export const SERIES = {
   eventLoopP99: { label: "event-loop p99 (ms)", of: (s: ServiceSample) => s.eventLoopP99Ms },
   pool: { label: "pool connections", of: (s: ServiceSample) => s.poolUsed + s.poolIdle },
   fds: { label: "open fds", of: (s: ServiceSample) => s.fds },
+  timers: { label: "timers", of: (s: ServiceSample) => s.timers },
 } as const;
 export type SeriesName = keyof typeof SERIES;
 
 /** Growth from the end of the warm-up to the end that the benchmark accepts, in %. */
 export const GROWTH_LIMIT_PCT = 10;
-/** File descriptors a service may hold beyond its figure at the end of the warm-up (connections come and go). */
-export const FD_SLACK = 20;
+/**
+ * What a service may hold beyond its figure at the end of the warm-up: connections come and go with the load, and
+ * each brings its timers (keep-alive, idle timeouts).
+ */
+export const SLACK = { fds: 20, timers: 20 } as const;
 /** The leak checks, each verdict's name after the service's. */
 export const LEAK_CHECKS = {
   poolMax: "pool connections ≤ the pool's max at every sample",
   poolAtRest: "at rest, no pool connection checked out and no query waiting",
-  fds: `open fds within ${FD_SLACK} of the warm-up's end, under load and at rest`,
+  fds: `open fds within ${SLACK.fds} of the warm-up's end, under load and at rest`,
+  timers: `timers within ${SLACK.timers} of the warm-up's end, under load and at rest`,
 } as const;
 /** The width of the windows whose median is "the value at" a moment: one sample is one point of a GC sawtooth. */
 const WINDOW_S = 60;
@@ -134,11 +139,32 @@ export function judge(
   return verdicts;
 }
 
+/** The series at the end of the load and at rest stays within its slack of its figure at the end of the warm-up. */
+function withinSlack(
+  ticks: Tick[],
+  rest: Tick[],
+  service: string,
+  series: keyof typeof SLACK,
+  warmupS: number,
+): Verdict {
+  const t = trend(ticks, service, series, warmupS);
+  const resting = rest.map((tick) => tick.services[service]).filter((s) => s !== undefined);
+  const atRest = Math.min(...resting.map((s) => SERIES[series].of(s)));
+  const bound = (t?.atWarmup ?? 0) + SLACK[series];
+  return {
+    invariant: `${service}: ${LEAK_CHECKS[series]}`,
+    ok: t !== undefined && resting.length > 0 && t.atEnd <= bound && atRest <= bound,
+    detail: t
+      ? `${t.atWarmup} at the warm-up's end, ${t.atEnd} at the end, ${atRest} at rest, max ${t.max}`
+      : "no samples",
+  };
+}
+
 /**
  * What a leak would break, per service, whatever the machine's speed: the pool never holds more connections than
  * its max; once the load has stopped and the system settled (`rest`), no pool connection stays checked out and no
- * query waits for one; and open file descriptors, at the end of the load and at rest, stay within FD_SLACK of their
- * figure at the end of the warm-up.
+ * query waits for one; and open file descriptors and timers, at the end of the load and at rest, stay within their
+ * SLACK of their figure at the end of the warm-up.
  */
 export function leaks(ticks: Tick[], rest: Tick[], services: readonly string[], warmupS: number): Verdict[] {
   return services.flatMap((service) => {
@@ -148,8 +174,6 @@ export function leaks(ticks: Tick[], rest: Tick[], services: readonly string[], 
     const most = Math.max(...samples.map((s) => s.poolUsed + s.poolIdle));
     const stillUsed = Math.min(...resting.map((s) => s.poolUsed));
     const waiting = Math.min(...resting.map((s) => s.poolPending));
-    const fds = trend(ticks, service, "fds", warmupS);
-    const fdsAtRest = Math.min(...resting.map((s) => s.fds));
     return [
       {
         invariant: `${service}: ${LEAK_CHECKS.poolMax}`,
@@ -161,17 +185,8 @@ export function leaks(ticks: Tick[], rest: Tick[], services: readonly string[], 
         ok: resting.length > 0 && stillUsed === 0 && waiting === 0,
         detail: `least over ${resting.length} samples at rest: ${stillUsed} used, ${waiting} waiting`,
       },
-      {
-        invariant: `${service}: ${LEAK_CHECKS.fds}`,
-        ok:
-          fds !== undefined &&
-          resting.length > 0 &&
-          fds.atEnd <= fds.atWarmup + FD_SLACK &&
-          fdsAtRest <= fds.atWarmup + FD_SLACK,
-        detail: fds
-          ? `${fds.atWarmup} at the warm-up's end, ${fds.atEnd} at the end, ${fdsAtRest} at rest, max ${fds.max}`
-          : "no samples",
-      },
+      withinSlack(ticks, rest, service, "fds", warmupS),
+      withinSlack(ticks, rest, service, "timers", warmupS),
     ];
   });
 }

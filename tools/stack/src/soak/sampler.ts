@@ -13,6 +13,8 @@ export interface ServiceSample {
   poolPending: number;
   poolMax: number;
   fds: number;
+  /** Timers keeping the event loop alive (`nodejs_active_resources{nodejs_resource_type="Timeout"}`). */
+  timers: number;
 }
 
 export interface Tick {
@@ -31,6 +33,9 @@ export function readServiceSample(text: string): ServiceSample {
     return value;
   };
   const delay = sumOf(samples, "nodejs_eventloop_delay_p99");
+  // A resource type with none is absent, but the series is there whenever the process holds anything (it listens).
+  need("nodejs_active_resources");
+  const timers = sumOf(samples, "nodejs_active_resources", { nodejs_resource_type: "Timeout" }) ?? 0;
   return {
     rssBytes: need("process_memory_usage"),
     heapUsedBytes: need("v8js_memory_heap_used"),
@@ -40,6 +45,7 @@ export function readServiceSample(text: string): ServiceSample {
     poolPending: need("db_client_connection_pending_requests"),
     poolMax: need("db_client_connection_max"),
     fds: need("process_open_file_descriptor_count"),
+    timers,
   };
 }
 

@@ -1,7 +1,7 @@
 // make test-soak (vitest.soak.config.ts; .ci/run runs it after make test): the driver of `npm run bench -- soak`
 // for SOAK_MINUTES (default 3, warm-up SOAK_WARMUP_MINUTES 1) on a stack of its own. It asserts only what a leak
 // breaks whatever the machine's speed: the exact counts once the system settled, pools within their max and
-// released at rest, open file descriptors not climbing. Growth and latency are the benchmark's to judge.
+// released at rest, open file descriptors and timers not climbing. Growth and latency are the benchmark's to judge.
 import { testDatabaseUrl, testNatsUrl } from "@humanpass/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { LEAK_CHECKS } from "./analysis.ts";
@@ -54,4 +54,7 @@ describe(`a ${minutes}-minute soak of the stack at a fixed mixed load`, () => {
 
   it("holds no more file descriptors at the end, or at rest, than after the warm-up (within a slack)", () =>
     allHold(LEAK_CHECKS.fds));
+
+  it("keeps no more timers at the end, or at rest, than after the warm-up (within a slack)", () =>
+    allHold(LEAK_CHECKS.timers));
 });
