@@ -12,6 +12,14 @@ import { REPO_ROOT } from "@humanpass/stack";
 import { checked, formatReport, judged, ratesFromEnv, runSoak } from "@humanpass/stack/soak";
 
 const env = process.env;
+const log = (line: string) => process.stdout.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+// Ctrl-C ends the load early: the soak still settles, reports and removes its stack, database and streams.
+const interrupted = new AbortController();
+for (const signal of ["SIGINT", "SIGTERM"] as const)
+  process.once(signal, () => {
+    log(`${signal}: the load stops here; settling, then the report`);
+    interrupted.abort();
+  });
 const result = await runSoak({
   databaseUrl: env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
   natsUrl: env.NATS_URL ?? "nats://127.0.0.1:4222",
@@ -19,8 +27,9 @@ const result = await runSoak({
   warmupMinutes: Number(env.SOAK_WARMUP_MINUTES ?? 5),
   sampleSeconds: Number(env.SOAK_SAMPLE_S ?? 10),
   rates: ratesFromEnv(env),
-  log: (line) => process.stdout.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`),
+  log,
   serviceLog: (service, line) => process.stdout.write(`${service} | ${line}\n`),
+  signal: interrupted.signal,
 });
 const file = path.join(REPO_ROOT, ".run", "soak", `${result.prefix}.json`);
 mkdirSync(path.dirname(file), { recursive: true });

@@ -73,7 +73,7 @@ export function formatReport(result: SoakResult, verdicts: Verdict[]): string {
         "service",
         "series",
         `at min ${options.warmupMinutes}`,
-        `at min ${options.minutes}`,
+        `at min ${Math.round((result.ticks.at(-1)?.t ?? 0) / 60)}`,
         "growth %",
         "max",
       ],

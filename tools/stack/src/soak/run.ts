@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:http";
 import { loadavg } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createPool, dropDatabase } from "@humanpass/db";
-import { identityFromAddress } from "@humanpass/devnet";
+import { identityFromAddress, setAutomine } from "@humanpass/devnet";
 import { deletePrefixedStreams, jetstreamManager } from "@humanpass/event-bus";
 import { freePort } from "@humanpass/testing/ports";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -52,6 +52,8 @@ export interface SoakOptions {
   log: (line: string) => void;
   /** The services' own output (warnings and errors: they run at LOG_LEVEL=warn). */
   serviceLog: LogSink;
+  /** Ends the load early (Ctrl-C); the soak still settles, checks and cleans up. */
+  signal?: AbortSignal;
 }
 
 export interface SoakResult {
@@ -92,15 +94,16 @@ const SETTLE_TIMEOUT_MS = 180_000;
 const REST_SAMPLES = 5;
 
 /**
- * Calls `once` `rate` times a second on a fixed schedule until `until`, whatever each call takes (open loop),
+ * Calls `once` `rate` times a second on a fixed schedule until `done()`, whatever each call takes (open loop),
  * skipping a beat while MAX_IN_FLIGHT calls are still open. Resolves once the last call has.
  */
-async function paced(rate: number, until: number, once: () => Promise<unknown>): Promise<void> {
+async function paced(rate: number, done: () => boolean, once: () => Promise<unknown>): Promise<void> {
   if (rate <= 0) return;
   const open = new Set<Promise<unknown>>();
   const start = Date.now();
-  for (let i = 0; start + (i * 1000) / rate < until; i++) {
+  for (let i = 0; ; i++) {
     await sleep(Math.max(0, start + (i * 1000) / rate - Date.now()));
+    if (done()) break;
     if (open.size >= MAX_IN_FLIGHT) continue;
     // Failures are in the record (status 0 or the status answered); the loop goes on.
     const call: Promise<unknown> = once()
@@ -190,13 +193,15 @@ async function soak(stack: Stack, options: SoakOptions, databaseUrl: string, nc:
     const loadBefore = loadavg();
     const start = Date.now();
     const end = start + options.minutes * 60_000;
+    const stopped = () => options.signal?.aborted === true;
+    const done = () => Date.now() >= end || stopped();
     const ticks: Tick[] = [];
     options.log(
       `load for ${options.minutes} min (warm-up ${options.warmupMinutes}), per second: ${JSON.stringify(rates)}`,
     );
 
     const sampling = (async () => {
-      for (let i = 0; start + i * options.sampleSeconds * 1000 <= end; i++) {
+      for (let i = 0; start + i * options.sampleSeconds * 1000 <= end && !stopped(); i++) {
         await sleep(Math.max(0, start + i * options.sampleSeconds * 1000 - Date.now()));
         ticks.push(await sampleServices(urls, (Date.now() - start) / 1000));
         if (i > 0 && (i * options.sampleSeconds) % 60 === 0)
@@ -223,6 +228,7 @@ async function soak(stack: Stack, options: SoakOptions, databaseUrl: string, nc:
         claimsPerAgent: rates.claims > 0 ? Number.POSITIVE_INFINITY : 0,
         paidPerAgent: rates.paid > 0 ? Number.POSITIVE_INFINITY : 0,
         deadline: end,
+        done: stopped,
         gaps: {
           attestationMs: gap(attesters.length, rates.chain),
           claimMs: gap(agents.length, rates.claims),
@@ -230,8 +236,8 @@ async function soak(stack: Stack, options: SoakOptions, databaseUrl: string, nc:
         },
         record,
       }),
-      paced(rates.lookups, end, () => lookup(stack, lookups, record, lookupsSent++)),
-      paced(rates.callbacks, end, () => postTracedCallback(urls.verifier, recordingFetch(urls, callbacks))),
+      paced(rates.lookups, done, () => lookup(stack, lookups, record, lookupsSent++)),
+      paced(rates.callbacks, done, () => postTracedCallback(urls.verifier, recordingFetch(urls, callbacks))),
       sampling,
     ]);
     const loadAfter = loadavg();
@@ -323,12 +329,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       natsUrl: options.natsUrl,
       prefix,
       ports: "free",
-      // An empty block every 2 s besides the writes, as make up's chain grows.
-      blockIntervalSeconds: 2,
+      blockIntervalSeconds: 1,
       logLevel: "warn",
       env: Object.fromEntries(SERVICE_NAMES.map((name) => [name, rateLimits])),
       log: options.serviceLog,
     });
+    // Automine gives every transaction a block of its own, each a second after the one before: at more than one a
+    // second the chain's clock runs ahead of the wall's (5 minutes ahead after 4 here) until the gateway's x402
+    // authorizations, valid for minutes, are refused as expired. One block a second holding whatever arrived keeps
+    // the two together, as on a live chain.
+    await setAutomine(stack.devnet, false);
     const outcome = await soak(stack, options, databaseUrl, nc);
     return {
       prefix,
