@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:http";
 import { loadavg } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createPool, dropDatabase } from "@humanpass/db";
-import { identityFromAddress, setAutomine } from "@humanpass/devnet";
+import { type DevnetAccount, identityFromAddress, setAutomine } from "@humanpass/devnet";
 import { deletePrefixedStreams, jetstreamManager } from "@humanpass/event-bus";
 import { freePort } from "@humanpass/testing/ports";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -169,6 +169,50 @@ async function lookup(stack: Stack, fetcher: typeof fetch, record: WorkloadRecor
   await (await fetcher(urls[i % urls.length]!)).arrayBuffer();
 }
 
+/** The compose suite's invariants on what the load left: events, attestations, payments, responses. */
+async function exactCounts(options: {
+  stack: Stack;
+  databaseUrl: string;
+  nc: NatsConnection;
+  record: WorkloadRecord;
+  attesters: DevnetAccount[];
+  fromBlock: bigint;
+  /** Every response but those expected to be 5xx. */
+  responses: Response[];
+}): Promise<Verdict[]> {
+  const { stack, databaseUrl, record } = options;
+  const { devnet } = stack;
+  const pool = createPool({ connectionString: databaseUrl, schema: "public", max: 1 });
+  const usage = await pool
+    .query<{ human_id: string; count: number }>("select human_id, count from payment_gateway.human_usage")
+    .finally(() => pool.end());
+  return [
+    ...(await events(databaseUrl, options.nc, { prefix: stack.prefix })),
+    ...(await attestationsServed(
+      stack.urls["attestations-api"],
+      record,
+      options.attesters.map((a) => identityFromAddress(a.address).did),
+    )),
+    ...(await payments({
+      devnet,
+      usdc: devnet.addresses.usdc,
+      payee: devnet.accounts[9]!.address,
+      fromBlock: options.fromBlock,
+      record,
+      agentHuman: new Map(
+        stack.seed.pairings.map((p) => [
+          p.recipient.ethereumAddress.toLowerCase(),
+          String(p.attester.iden3Id),
+        ]),
+      ),
+      humanTierPrice: HUMAN_TIER_PRICE,
+      maxUse: MAX_USE,
+      usage: new Map(usage.rows.map((r) => [r.human_id, r.count])),
+    })),
+    serverErrors(options.responses, [], []),
+  ];
+}
+
 async function soak(stack: Stack, options: SoakOptions, databaseUrl: string, nc: NatsConnection) {
   const { devnet, urls } = stack;
   const receiver = await startReceiver();
@@ -252,39 +296,15 @@ async function soak(stack: Stack, options: SoakOptions, databaseUrl: string, nc:
     const verified = callbacks.filter((r) => r.path === "/api/callback");
     const notVerified = new Set(verified.filter((r) => r.status === TOKEN_NOT_VERIFIED.status));
     const responses = [...record.responses, ...callbacks];
-    const usagePool = createPool({ connectionString: databaseUrl, schema: "public", max: 1 });
-    const usage = await usagePool
-      .query<{ human_id: string; count: number }>("select human_id, count from payment_gateway.human_usage")
-      .finally(() => usagePool.end());
-    const invariants = [
-      ...(await events(databaseUrl, nc, { prefix: stack.prefix })),
-      ...(await attestationsServed(
-        urls["attestations-api"],
-        record,
-        attesters.map((a) => identityFromAddress(a.address).did),
-      )),
-      ...(await payments({
-        devnet,
-        usdc: devnet.addresses.usdc,
-        payee: devnet.accounts[9]!.address,
-        fromBlock,
-        record,
-        agentHuman: new Map(
-          stack.seed.pairings.map((p) => [
-            p.recipient.ethereumAddress.toLowerCase(),
-            String(p.attester.iden3Id),
-          ]),
-        ),
-        humanTierPrice: HUMAN_TIER_PRICE,
-        maxUse: MAX_USE,
-        usage: new Map(usage.rows.map((r) => [r.human_id, r.count])),
-      })),
-      serverErrors(
-        responses.filter((r) => !notVerified.has(r)),
-        [],
-        [],
-      ),
-    ];
+    const invariants = await exactCounts({
+      stack,
+      databaseUrl,
+      nc,
+      record,
+      attesters,
+      fromBlock,
+      responses: responses.filter((r) => !notVerified.has(r)),
+    });
     const minutes = p99PerMinute(responses, start);
     return {
       ticks,
