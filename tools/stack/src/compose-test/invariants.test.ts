@@ -117,7 +117,10 @@ describe("events, on a NATS server other stacks share", () => {
         await jsm.streams.add({ name: `${prefix.toUpperCase()}_${name}`, subjects: [`${subject}.>`] });
         const h = headers();
         h.set("Nats-Msg-Id", id);
-        await nc.request(`${subject}.event`, JSON.stringify({ id: randomUUID() }), { headers: h, timeout: 5_000 });
+        await nc.request(`${subject}.event`, JSON.stringify({ id: randomUUID() }), {
+          headers: h,
+          timeout: 5_000,
+        });
       }
       const published = async (prefix: string) => (await events(database.url, nc, { prefix }))[0]!;
       expect(await published(ours.prefix)).toMatchObject({
