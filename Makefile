@@ -14,7 +14,7 @@ help:
 	@echo "make up       run the whole stack locally with demo data (Ctrl-C or make down to stop)"
 	@echo "make demo     an agent walks through the product against the running stack"
 	@echo "make test     all tests against real Postgres and NATS (starts them when none answer)"
-	@echo "make test-soak  the stack for 3 minutes at a fixed mixed load: exact counts, no pool or fd leak (SOAK_MINUTES)"
+	@echo "make test-soak  the stack for 3 minutes at a fixed mixed load: exact counts, no pool, fd or timer leak"
 	@echo "make lint     biome + package boundaries + TypeScript type-check + deployment manifests + alert rules"
 	@echo "make bench    benchmarks (figures printed, not asserted), after make perf-check"
 	@echo "make perf-check  the query plans the benchmarks rest on (generic plans, index use); fails when they change"
@@ -57,7 +57,7 @@ test: infra build
 	  node scripts/test-summary.mjs .run/vitest.json; exit $$status
 
 # The soak driver of `npm run bench -- soak` for 3 minutes on a stack of its own; asserts the exact counts and that
-# no pool connection or file descriptor leaks (vitest.soak.config.ts).
+# no pool connection, file descriptor or timer leaks (vitest.soak.config.ts).
 test-soak: infra build
 	npx vitest run --config vitest.soak.config.ts
 
