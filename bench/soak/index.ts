@@ -5,7 +5,8 @@
 // sampled every SOAK_SAMPLE_S (default 10) seconds. After SOAK_WARMUP_MINUTES (default 5) it judges growth ≤ 10 %
 // and each service's request p99 flat within noise, then, once the system settled, the leak checks and the exact
 // counts (outbox = stream, inbox = applied, payments = transfers). Prints a table; the raw samples go to
-// .run/soak/<prefix>.json. Exit status 1 when a verdict fails. Needs the bundles (`make build`).
+// .run/soak/<prefix>.json. Verdicts are printed, not asserted, as every benchmark's (make test-soak asserts the counts
+// and the leak checks). Needs the bundles (`make build`).
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { REPO_ROOT } from "@humanpass/stack";
@@ -38,4 +39,3 @@ const verdicts = [...judged(result), ...checked(result)];
 process.stdout.write(
   `\n${formatReport(result, verdicts)}\n\nraw samples: ${path.relative(REPO_ROOT, file)}\n`,
 );
-if (verdicts.some((v) => !v.ok)) process.exitCode = 1;
