@@ -1,7 +1,7 @@
 // Soak: a fresh `make up` stack (own database, stream prefix, free ports) under a fixed mixed load for SOAK_MINUTES
 // (default 30): wallet callbacks, attestation lookups, agent claims, x402 paid requests and attestations written on
 // chain, at SOAK_RATE_CALLBACKS / _LOOKUPS / _CLAIMS / _PAID / _CHAIN per second (defaults in
-// tools/stack/src/soak/run.ts). Every service's RSS, heap used, event-loop p99, pool connections and open fds are
+// tools/stack/src/soak/run.ts). Every service's RSS, heap used, event-loop p99, pool connections, open fds and timers are
 // sampled every SOAK_SAMPLE_S (default 10) seconds. After SOAK_WARMUP_MINUTES (default 5) it judges growth ≤ 10 %
 // and each service's request p99 flat within noise, then, once the system settled, the leak checks and the exact
 // counts (outbox = stream, inbox = applied, payments = transfers). Prints a table; the raw samples go to
