@@ -22,6 +22,12 @@ if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
   say "the working tree has uncommitted changes: tagging ${COMMIT}"
 fi
 NODE_IMAGE="${NODE_IMAGE:-$(sed -n 's/^ARG NODE_IMAGE=//p' Dockerfile)}"
+# A release is built on the base it names, never silently on another: where the engine neither has nor can pull it,
+# stop and say how to name one.
+if ! docker image inspect "$NODE_IMAGE" >/dev/null 2>&1 && ! docker pull -q "$NODE_IMAGE" >/dev/null 2>&1; then
+  say "the base image ${NODE_IMAGE} is neither in the engine nor pullable; set NODE_IMAGE to a Node $(cut -d. -f1 .node-version) image you have (deploy/local-images/build.sh builds a stand-in, humanpass-local/node:<major>)"
+  exit 1
+fi
 SERVICES=(verifier chain-indexer attestations-api agent-auth payment-gateway webhooks)
 out=.run/images
 mkdir -p "$out"
