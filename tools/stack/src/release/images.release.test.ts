@@ -143,11 +143,13 @@ describe("make images PUSH=1", () => {
         readFileSync(path.join(REPO_ROOT, ".run/images", `${service}-${VERSION}.cdx.json`), "utf8"),
       );
       expect(sbom.bomFormat).toBe("CycloneDX");
-      const names = new Set<string>((sbom.components ?? []).map((c: { name: string }) => c.name));
-      expect(
-        [...names].some((n) => n === "fastify"),
-        `${service}: fastify in its SBOM`,
-      ).toBe(true);
+      const names = new Set<string>(
+        (sbom.components ?? []).map((c: { group?: string; name: string }) =>
+          c.group ? `${c.group}/${c.name}` : c.name,
+        ),
+      );
+      expect(names.has(`@humanpass/${service}`), `${service}: the service itself in its SBOM`).toBe(true);
+      expect(names.has("fastify"), `${service}: fastify in its SBOM`).toBe(true);
       expect(names.has("vitest"), `${service}: a dev dependency in its SBOM`).toBe(false);
     }
   });
