@@ -79,6 +79,8 @@ beforeAll(async () => {
     maxBuffer: 16 * 1024 * 1024,
   });
   output = stdout;
+  // The lines a deployer would copy into values.env, in the log.
+  process.stdout.write(`make images PUSH=1 printed:\n${stdout}`);
   for (const line of stdout.split("\n")) {
     const m = /^([A-Z_]+)=(.+)$/.exec(line.trim());
     if (m) lines.set(m[1]!, m[2]!);
