@@ -15,16 +15,10 @@ import { promisify } from "node:util";
 import { freePort } from "@humanpass/testing/ports";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../processes.ts";
+import { SERVICE_NAMES } from "../stack.ts";
 
 const run = promisify(execFile);
-const SERVICES = [
-  "verifier",
-  "chain-indexer",
-  "attestations-api",
-  "agent-auth",
-  "payment-gateway",
-  "webhooks",
-];
+const SERVICES = SERVICE_NAMES;
 const VERSION = "0.0.0-release-test";
 const MANIFEST_TYPES = [
   "application/vnd.docker.distribution.manifest.v2+json",
