@@ -86,6 +86,7 @@ export function ratesFromEnv(env: NodeJS.ProcessEnv = process.env): SoakRates {
   };
 }
 
+// The weather route's human tier (services/payment-gateway/config/routes.json): $0.001 in USDC units, 5 uses a human.
 const HUMAN_TIER_PRICE = 1_000n;
 const MAX_USE = 5;
 /** Requests of one paced loop in flight at most: a stalled service is not buried under a growing backlog. */
