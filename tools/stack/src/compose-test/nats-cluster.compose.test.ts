@@ -4,7 +4,7 @@
 // started again before the next, then the leader of PAYMENTS is paused for 20 s (a node cut off). No fault is
 // declared an outage: a cluster that lost one node of three must keep serving. The invariants of the compose test
 // then hold over what the workload did.
-// Figures logged per fault: how long until the streams had a leader again, the longest an outbox row waited for its
+// Figures logged per fault: how long until the other nodes all saw another leader of each group the node led, the longest an outbox row waited for its
 // PubAck around the fault (publishing stalled), and how long the node took, once back, to be current on every stream.
 import { setTimeout as sleep } from "node:timers/promises";
 import { jetstreamManager } from "@humanpass/event-bus";
@@ -46,13 +46,31 @@ async function nodeNamed(name: string) {
   return node;
 }
 
+interface Jsz {
+  meta_cluster?: { leader?: string };
+  account_details?: { stream_detail?: { name: string; cluster?: { leader?: string } }[] }[];
+}
+
+/** What one node's monitoring endpoint says of the leaders (undefined: it does not answer). */
+async function leadersSeenBy(node: { ip: string }) {
+  const jsz = await fetch(`http://${node.ip}:8222/jsz?accounts=true&streams=true`, {
+    signal: AbortSignal.timeout(2_000),
+  })
+    .then((r) => r.json() as Promise<Jsz>)
+    .catch(() => undefined);
+  if (!jsz) return undefined;
+  const streams = (jsz.account_details ?? []).flatMap((a) => a.stream_detail ?? []);
+  return {
+    meta: jsz.meta_cluster?.leader,
+    streams: new Map(streams.map((s) => [s.name, s.cluster?.leader])),
+  };
+}
+
 /** The meta leader as the first node that answers its monitoring endpoint sees it. */
 async function metaLeader(): Promise<string | undefined> {
   for (const node of await nodes()) {
-    const jsz = await fetch(`http://${node.ip}:8222/jsz`, { signal: AbortSignal.timeout(2_000) })
-      .then((r) => r.json() as Promise<{ meta_cluster?: { leader?: string } }>)
-      .catch(() => undefined);
-    if (jsz?.meta_cluster?.leader) return jsz.meta_cluster.leader;
+    const meta = (await leadersSeenBy(node))?.meta;
+    if (meta) return meta;
   }
   return undefined;
 }
@@ -131,6 +149,9 @@ async function nodeLost(
       catchingUp = secondsUntil(backAt, async () => (await streamStates()).every((s) => s.current));
     },
   };
+  // Read from the other nodes' monitoring endpoints, not through a client connection, which may itself be waiting
+  // on the node taken out (a paused one until its pings go unanswered).
+  const survivors = (await nodes()).filter((n) => n.name !== victim);
   let elected: number | undefined;
   let caughtUp: number | undefined;
   // The figures are logged whether or not the services recovered in time.
@@ -138,11 +159,13 @@ async function nodeLost(
     await suite.survives(fault, [
       async () => {
         elected = await secondsUntil(lostAt, async () => {
-          const states = await streamStates();
-          const meta = wasMetaLeader ? await metaLeader() : undefined;
-          return (
-            (!wasMetaLeader || (meta !== undefined && meta !== victim)) &&
-            states.every((s) => !led.includes(s.name) || (s.leader !== undefined && s.leader !== victim))
+          const views = await Promise.all(survivors.map(leadersSeenBy));
+          const moved = (leader: string | undefined) => leader !== undefined && leader !== victim;
+          return views.every(
+            (view) =>
+              view !== undefined &&
+              (!wasMetaLeader || moved(view.meta)) &&
+              led.every((stream) => moved(view.streams.get(stream))),
           );
         });
       },
