@@ -213,8 +213,13 @@ export function invariantTests(s: FaultSuite): {
   };
   beforeAll(async () => {
     await s.finishWorkload();
-    if (!(await settle(s.h, s.attesterDids, 120_000)))
-      s.h.log("settle: not settled in time; checking anyway");
+    const from = Date.now();
+    const settled = await settle(s.h, await s.nats(), s.attesterDids, 120_000);
+    s.h.log(
+      settled
+        ? `settled ${((Date.now() - from) / 1000).toFixed(1)} s after the workload (outboxes drained, consumers caught up)`
+        : "settle: not settled in time; checking anyway",
+    );
     await recheck();
   }, 600_000);
   const verdict = (invariant: Invariant) => verdicts.find((v) => v.invariant === INVARIANTS[invariant]);
