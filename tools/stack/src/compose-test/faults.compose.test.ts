@@ -151,8 +151,8 @@ describe.sequential("the stack in containers, 2 replicas of every service", () =
     });
 
     // The clients notice a paused server only when their pings go unanswered (9 s), and have no other to go to: what
-    // shows first is the outbox no relay can publish from. Attestations written meanwhile give the chain-indexer's outbox rows to hold
-    // whether or not the workload's loops still run.
+    // shows first is the outbox no relay can publish from. Attestations written meanwhile give the chain-indexer's
+    // outbox rows to hold whether or not the workload's loops still run.
     it("NATS paused for 10 s, and until its outbox alert fires (HumanpassOutboxStale)", async () => {
       await suite.survives(natsPaused(h.faults, 10_000), [
         () => writeAttestations({ ...workload, attesters: backlogAttesters }, 3, 2_000),
