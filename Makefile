@@ -8,7 +8,7 @@ export NATS_URL ?= nats://127.0.0.1:4222
 # fetched from the npm registry into .run/node.
 export PATH := $(CURDIR)/.run/node/bin:$(PATH)
 
-.PHONY: help node deps infra up down demo test test-unit lint build bench perf-check migrate reindex clean compose-up compose-down test-compose test-compose-cluster bench-compose images
+.PHONY: help node deps infra up down demo test test-unit lint build bench perf-check migrate reindex clean compose-up compose-down test-compose test-compose-cluster test-release bench-compose images
 
 help:
 	@echo "make up       run the whole stack locally with demo data (Ctrl-C or make down to stop)"
@@ -26,6 +26,8 @@ help:
 	@echo "                   and a node paused under a workload; prints each fault's figures and the invariants"
 	@echo "make images   the six service images tagged <version> and <version>-<commit>, SBOMs in .run/images;"
 	@echo "              PUSH=1 REGISTRY=<registry>/humanpass pushes them and prints the prod overlay's values.env lines"
+	@echo "make test-release  make images PUSH=1 against a registry on loopback: digests served, labels, SBOMs, and the"
+	@echo "                   prod overlay validated with the printed lines"
 
 node:
 	@bash scripts/ensure-node.sh
@@ -70,6 +72,9 @@ down:
 
 images: deps
 	@bash scripts/images.sh
+
+test-release: build
+	@bash scripts/test-release.sh
 
 compose-up: deps
 	@bash scripts/compose/up.sh

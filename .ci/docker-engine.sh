@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# CI's Docker engine and tools (CI runs as root on Debian): docker-compose and debootstrap (the stand-in images'
-# base, where no image registry answers) when missing; an engine that already answers, else Debian's docker.io
-# (installed when missing) started with its own data root (DOCKER_DATA_ROOT, e.g. a cache kept between CI runs),
-# recording that it did so, so that `stop` stops only an engine this script started.
+# CI's Docker engine and tools (CI runs as root on Debian): docker-compose, debootstrap (the stand-in images' base,
+# where no image registry answers) and docker-registry (make test-release's registry) when missing; an engine that
+# already answers, else Debian's docker.io (installed when missing) started with its own data root
+# (DOCKER_DATA_ROOT, e.g. a cache kept between CI runs), recording that it did so, so that `stop` stops only an
+# engine this script started.
 # `make compose-up` never does any of this: on a user's machine the engine is theirs (docs/operations.md).
 #   .ci/docker-engine.sh start | stop
 set -euo pipefail
@@ -25,6 +26,8 @@ start() {
     apt_install docker-compose
   fi
   command -v debootstrap >/dev/null || apt_install debootstrap
+  # The image registry make test-release pushes to (a process on loopback; no registry image can be pulled here).
+  command -v docker-registry >/dev/null || apt_install docker-registry
   if answers; then
     echo "docker engine: already answering ($(docker version -f '{{.Server.Version}}' 2>/dev/null))"
     return 0

@@ -8,7 +8,8 @@
 // per-human counter and the human_verified event).
 // Both tiers are measured in the same run at the same concurrency, in alternating rounds (standard, human, human,
 // standard, …) after a warm-up of both, so drift on a shared machine (other processes, the outbox relay catching
-// up) falls on both alike.
+// up) falls on both alike. CPU per request counts the gateway, the Postgres backends of this run's database, every
+// nats-server and the load generator; with both cores busy their ratio is the throughput ratio other load leaves.
 //   BENCH_REQUESTS (default 1500) per tier and concurrency, BENCH_CONCURRENCY (default "1,16": each is measured),
 //   BENCH_ROUNDS (default 4) rounds per tier, BENCH_AGENTS (default 16); BENCH_PROFILE_DIR: the gateway writes a
 //   CPU profile there (node --cpu-prof) when it stops.
@@ -34,25 +35,43 @@ type Tier = "standard" | "human";
 type Cpu = Record<"gateway" | "postgres" | "nats" | "client", number>;
 type Sample = { latencies: number[]; seconds: number; failures: number; cpu: Cpu };
 
-/** CPU time of every process whose command name is `name` (all of Postgres's backends, the NATS server). */
-function namedCpuMs(name: string): number {
-  let sum = 0;
+/** CPU time per process id of every process whose command name is `name` and whose command line has `filter`. */
+function namedCpuMs(name: string, filter = ""): Map<string, number> {
+  const cpu = new Map<string, number>();
   for (const pid of existsSync("/proc") ? readdirSync("/proc") : []) {
     if (!/^\d+$/.test(pid)) continue;
     try {
-      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() === name) sum += processCpuMs(pid);
+      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() !== name) continue;
+      if (filter && !readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(filter)) continue;
+      cpu.set(pid, processCpuMs(pid));
     } catch {}
   }
-  return sum;
+  return cpu;
 }
 
-function cpuNow(): Cpu {
+type CpuReading = Record<keyof Cpu, Map<string, number>>;
+
+// Postgres: only the backends of this run's database (the gateway's pool, its outbox relay, the API's), as the
+// server is shared with other work on the machine; NATS: every nats-server, which is shared too.
+function cpuNow(): CpuReading {
   const { user, system } = process.cpuUsage();
   return {
-    gateway: processCpuMs(bench?.children[1]?.pid ?? 0),
-    postgres: namedCpuMs("postgres"),
+    gateway: new Map([["gateway", processCpuMs(bench?.children[1]?.pid ?? 0)]]),
+    postgres: namedCpuMs("postgres", bench ? new URL(bench.databaseUrl).pathname.slice(1) : undefined),
     nats: namedCpuMs("nats-server"),
-    client: (user + system) / 1000,
+    client: new Map([["client", (user + system) / 1000]]),
+  };
+}
+
+/** CPU spent between two readings: a process that ended in between takes its time along, a new one counts whole. */
+function cpuBetween(before: CpuReading, after: CpuReading): Cpu {
+  const spent = (k: keyof Cpu) =>
+    [...after[k]].reduce((sum, [pid, ms]) => sum + ms - (before[k].get(pid) ?? 0), 0);
+  return {
+    gateway: spent("gateway"),
+    postgres: spent("postgres"),
+    nats: spent("nats"),
+    client: spent("client"),
   };
 }
 
@@ -79,11 +98,7 @@ async function run(url: string, headers: string[], concurrency: number): Promise
   const seconds = (performance.now() - started) / 1000;
   // The events of these requests are published after their responses: let the relay finish before reading CPU.
   await new Promise((r) => setTimeout(r, 300));
-  const cpuAfter = cpuNow();
-  const cpu = Object.fromEntries(
-    Object.entries(cpuAfter).map(([k, v]) => [k, v - cpuBefore[k as keyof Cpu]]),
-  ) as Cpu;
-  return { latencies, seconds, failures, cpu };
+  return { latencies, seconds, failures, cpu: cpuBetween(cpuBefore, cpuNow()) };
 }
 
 function summary(samples: Sample[]) {
@@ -118,7 +133,11 @@ async function compare(url: string, headers: Record<Tier, string[]>, concurrency
   // Each round's pair ran back to back, so its ratio is the figure least moved by the host's other load.
   const perRound = samples.human.map((h, round) => {
     const [hs, ss] = [summary([h]), summary([samples.standard[round]!])];
-    return { ratio: hs.rps / ss.rps, addedP50: hs.p50 - ss.p50 };
+    return {
+      ratio: hs.rps / ss.rps,
+      cpuRatio: totalCpu(ss.cpu) / totalCpu(hs.cpu),
+      addedP50: hs.p50 - ss.p50,
+    };
   });
   return {
     standard: summary(samples.standard),
@@ -126,7 +145,14 @@ async function compare(url: string, headers: Record<Tier, string[]>, concurrency
     ratio: median(perRound.map((r) => r.ratio)),
     addedP50: median(perRound.map((r) => r.addedP50)),
     ratios: perRound.map((r) => r.ratio),
+    cpuRatio: median(perRound.map((r) => r.cpuRatio)),
+    cpuRatios: perRound.map((r) => r.cpuRatio),
   };
+}
+
+/** What one request cost the machine: with both cores busy, throughput is the inverse of it. */
+function totalCpu(cpu: Cpu): number {
+  return cpu.gateway + cpu.postgres + cpu.nats + cpu.client;
 }
 
 function median(values: number[]): number {
@@ -179,7 +205,8 @@ async function main() {
     }
     process.stdout.write(
       `c=${String(concurrency).padEnd(3)} human / standard req/s ${results.ratio.toFixed(3)} (median of the rounds: ${results.ratios.map((x) => x.toFixed(3)).join(", ")}); ` +
-        `human tier adds ${results.addedP50.toFixed(2)} ms at p50 (median of the rounds)\n`,
+        `human tier adds ${results.addedP50.toFixed(2)} ms at p50 (median of the rounds)\n` +
+        `c=${String(concurrency).padEnd(3)} standard / human CPU per request ${results.cpuRatio.toFixed(3)} (median of the rounds: ${results.cpuRatios.map((x) => x.toFixed(3)).join(", ")})\n`,
     );
   }
   process.stdout.write(

@@ -63,6 +63,35 @@ export const outboxMigration: Migration = {
 };
 
 /**
+ * The indexes the scheduled purges find their rows by: published outbox rows by publication time, inbox rows by
+ * application time. Without them each purge round reads the whole table, and the inbox keeps a stream's whole
+ * `max_age` of rows. An index build holds writes to its table for its duration: on a large inbox, run the release
+ * that brings it at a quiet hour. Services whose inbox went (`dropInboxMigration`) get the outbox index alone.
+ */
+export const purgeIndexesMigration: Migration = {
+  async up(db) {
+    await db.schema
+      .createIndex("outbox_published_at")
+      .ifNotExists()
+      .on("outbox")
+      .column("published_at")
+      .where(sql.ref("published_at"), "is not", null)
+      .execute();
+    const { rows } = await sql<{ inbox: string | null }>`select to_regclass('inbox')::text as inbox`.execute(
+      db,
+    );
+    if (rows[0]?.inbox) {
+      await db.schema
+        .createIndex("inbox_processed_at")
+        .ifNotExists()
+        .on("inbox")
+        .column("processed_at")
+        .execute();
+    }
+  },
+};
+
+/**
  * For a service whose consumers all went: its inbox (from `outboxMigration`) is no longer written. agent-auth and
  * payment-gateway had only their cache-invalidation durables; each replica now follows revocations with plain
  * subscriptions that keep no state in the database (`followChainInvalidations`).

@@ -10,7 +10,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Kysely } from "kysely";
 import pino from "pino";
-import { type EventHandler, ensureStreams, outboxMigration } from "../src/index.ts";
+import { type EventHandler, ensureStreams, outboxMigration, purgeIndexesMigration } from "../src/index.ts";
 
 export const SCHEMA = "svc";
 export const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
@@ -33,6 +33,7 @@ export async function setUpDatabase(label: string): Promise<{ database: TestData
             .execute();
         },
       },
+      "0003_purge_indexes": purgeIndexesMigration,
     },
   });
   return { database, db };

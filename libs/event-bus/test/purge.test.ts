@@ -150,3 +150,27 @@ describe("inbox purge", () => {
     expect(await inboxRows()).toBe(110);
   });
 });
+
+describe("purge indexes", () => {
+  /** The plan Postgres picks for `query` when reading a whole table is not an option it prefers. */
+  const planOf = (query: ReturnType<typeof sql>) =>
+    db.connection().execute(async (c) => {
+      await sql`set enable_seqscan = off`.execute(c);
+      try {
+        return JSON.stringify((await sql`explain (format json) ${query}`.execute(c)).rows);
+      } finally {
+        await sql`reset enable_seqscan`.execute(c);
+      }
+    });
+
+  it("finds the rows a purge deletes by index: inbox rows by application time, outbox rows by publication time", async () => {
+    expect(
+      await planOf(
+        sql`select consumer, event_id from inbox where processed_at < now() - interval '1 hour' limit 10`,
+      ),
+    ).toContain('"Index Name":"inbox_processed_at"');
+    expect(
+      await planOf(sql`select seq from outbox where published_at < now() - interval '1 hour' limit 10`),
+    ).toContain('"Index Name":"outbox_published_at"');
+  });
+});

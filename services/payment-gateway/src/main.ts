@@ -60,6 +60,7 @@ await runService({
     });
     const events = outboxPaymentEvents(db, topology, logger);
     const storage = inMemory ? new InMemoryHumanUsageStorage() : new PostgresHumanUsageStorage(db);
+    const reservations = inMemory ? undefined : new PostgresPaymentReservations(db, logger);
     const admissions = inMemory
       ? sequentialAdmissions({
           nonceStore: new InMemoryNonceStore(),
@@ -71,7 +72,7 @@ await runService({
             }
           },
         })
-      : new PostgresProofAdmissions(pool, topology, logger);
+      : new PostgresProofAdmissions(pool, topology, logger, { reservations });
     if (!config.HUMAN_PROOF_NONCE_KEYS)
       logger.warn(
         "HUMAN_PROOF_NONCE_KEYS unset: this process recognises only the challenge nonces it issued itself; development only",
@@ -89,9 +90,7 @@ await runService({
       admissions,
       events,
       maxProofAgeSeconds: config.MAX_PROOF_AGE_SECONDS,
-      reservations: inMemory
-        ? new InMemoryPaymentReservations()
-        : new PostgresPaymentReservations(db, logger),
+      reservations: reservations ?? new InMemoryPaymentReservations(),
       paywallHtml: config.PAYWALL_HTML_FILE ? readFileSync(config.PAYWALL_HTML_FILE, "utf8") : undefined,
       readiness,
       http,

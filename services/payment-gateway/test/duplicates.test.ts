@@ -1,6 +1,7 @@
 /** Concurrent copies of one payment: the handler and its upstream run once, the payer is charged once. */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { extractHumanProofChallenge, signHumanProofChallengeEVMUnchecked } from "@humanpass/human-proof";
 import { createMockFacilitatorClient } from "@humanpass/x402-fastify";
 import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
@@ -8,13 +9,14 @@ import type { FacilitatorClient } from "@x402/core/server";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { paymentError } from "./support/agents.ts";
-import { demoRoute, type Gateway, type Stack, standardTier, startStack } from "./support/stack.ts";
+import { humanSigner, paymentError } from "./support/agents.ts";
+import { demoRoute, type Gateway, humanTier, type Stack, standardTier, startStack } from "./support/stack.ts";
 
 let stack: Stack;
 let gateway: Gateway;
 let permit2Gateway: Gateway;
 let upstream: Server;
+let upstreamUrl: string;
 let upstreamHits = 0;
 const facilitatorCalls: string[] = [];
 
@@ -26,7 +28,7 @@ beforeAll(async () => {
     setTimeout(() => response.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}'), 200);
   });
   await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
-  const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/data`;
+  upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/data`;
   const routes = [
     {
       ...demoRoute("/data", [standardTier(stack.network, "10000")]),
@@ -115,6 +117,52 @@ describe("one payment for a POST sent ten times at once", () => {
     expect(refusals).toEqual(Array(9).fill({ error: "settlement_failed", reason: "duplicate_payment" }));
     expect(upstreamHits).toBe(hitsBefore + 1);
     expect(await stack.usdcBalance(payer)).toBe(before - 10_000n);
+  });
+});
+
+describe("one human-tier payment sent ten times at once, each copy with a proof of its own", () => {
+  it("runs the upstream once, charges once, takes one use, and refuses the copies as duplicates", async () => {
+    const key = stack.agentKey(8);
+    const agent = privateKeyToAccount(key).address;
+    await stack.attestations.pairAgent(agent, privateKeyToAccount(stack.agentKey(9)).address, "8801");
+    const tier = humanTier(stack.network, "1000", { maxUse: 100, scope: "copies" });
+    const human = await stack.startGateway({
+      routes: [{ ...demoRoute("/human", [tier]), demo: undefined, upstream: { url: upstreamUrl } }],
+    });
+    const url = `${human.url}/human`;
+    const terms = async () =>
+      decodePaymentRequiredHeader((await fetch(url)).headers.get("payment-required") as string);
+    const client = new x402Client().setSpendControls({
+      allowedAssets: [{ network: stack.network, asset: stack.devnet.addresses.usdc }],
+    });
+    registerExactEvmScheme(client, { signer: privateKeyToAccount(key) });
+    const payment = await client.createPaymentPayload(await terms());
+    // The same authorization ten times; each copy answers a challenge of its own, so no proof is a replay.
+    const headers = await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        const challenge = extractHumanProofChallenge(await terms());
+        if (!challenge) throw new Error("no human-proof challenge in the terms");
+        const proof = await signHumanProofChallengeEVMUnchecked(challenge, humanSigner(key), stack.network);
+        return encodePaymentSignatureHeader({
+          ...payment,
+          extensions: { ...payment.extensions, "human-proof": proof },
+        });
+      }),
+    );
+    const before = await stack.usdcBalance(agent);
+    const hitsBefore = upstreamHits;
+
+    const responses = await Promise.all(
+      headers.map((header) => fetch(url, { headers: { "payment-signature": header } })),
+    );
+
+    expect(responses.map((r) => r.status).sort()).toEqual([200, 402, 402, 402, 402, 402, 402, 402, 402, 402]);
+    expect(responses.filter((r) => r.status === 402).map(paymentError)).toEqual(
+      Array(9).fill("duplicate_payment"),
+    );
+    expect(upstreamHits).toBe(hitsBefore + 1);
+    expect(await stack.usdcBalance(agent)).toBe(before - 1_000n);
+    expect(await stack.storage.count("8801", "copies")).toBe(1);
   });
 });
 

@@ -125,6 +125,14 @@ describe("a failed payment does not consume quota", () => {
     ];
   }
 
+  /** The payments of `key` claimed (with the proof's admission, or after verify) and not given back. */
+  async function claimsOf(key: Hex): Promise<number> {
+    const payer = privateKeyToAccount(key).address.toLowerCase();
+    return (
+      await stack.db.selectFrom("payment_reservations").select("nonce").where("payer", "=", payer).execute()
+    ).length;
+  }
+
   async function payOnce(gateway: Gateway, path = "/fragile", key = agentKey) {
     const agent = privateKeyToAccount(key).address;
     const before = await stack.usdcBalance(agent);
@@ -150,6 +158,8 @@ describe("a failed payment does not consume quota", () => {
     expect(paymentError(response)).not.toBe("max_use_exceeded");
     expect(charged).toBe(0n);
     expect(await stack.storage.count(HUMAN_ID, SCOPE)).toBe(0);
+    // Its authorization was claimed with the proof's admission, and given back: a valid payment may still use it.
+    expect(await claimsOf(brokeAgentKey)).toBe(0);
     await eventually(() =>
       stack.events.find(
         (e) => e.type === "payment_failed" && e.data.stage === "verify" && e.data.humanId === HUMAN_ID,
@@ -171,6 +181,7 @@ describe("a failed payment does not consume quota", () => {
     expect(paymentError(response)).toBe("facilitator crashed");
     expect(charged).toBe(0n);
     expect(await stack.storage.count(HUMAN_ID, SCOPE)).toBe(0);
+    expect(await claimsOf(agentKey)).toBe(0);
   });
 
   it("when settlement fails", async () => {

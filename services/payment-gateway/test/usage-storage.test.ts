@@ -1,5 +1,5 @@
 import { createPool, type Kysely, kyselyOn, migrateToLatest, type Pool } from "@humanpass/db";
-import type { HumanProofEvent } from "@humanpass/human-proof";
+import type { HumanProofEvent, ProofAdmission } from "@humanpass/human-proof";
 import {
   createTestDatabase,
   eventually,
@@ -11,9 +11,11 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCHEMA } from "../src/config.ts";
 import { migrations } from "../src/db/migrations/index.ts";
+import { PostgresPaymentReservations } from "../src/db/payment-reservations.ts";
 import { PostgresProofAdmissions } from "../src/db/proof-admissions.ts";
 import type { Database } from "../src/db/types.ts";
 import { PostgresHumanUsageStorage } from "../src/db/usage-storage.ts";
+import { DUPLICATE_PAYMENT } from "../src/x402/reserve-authorization.ts";
 
 let database: TestDatabase;
 let pools: Pool[];
@@ -152,8 +154,69 @@ describe("PostgresProofAdmissions", () => {
     expect((await outbox("503")).map((e) => e.type)).toEqual(["human_verified"]);
   });
 
+  it("claims an admitted proof's payment in the same statement: once across instances, never at the cap", async () => {
+    const reservations = dbs.map((db) => new PostgresPaymentReservations(db, logger));
+    const stores = pools.map(
+      (pool, i) => new PostgresProofAdmissions(pool, topology, logger, { reservations: reservations[i] }),
+    );
+    const payment = (nonce: string) =>
+      ({
+        payload: {
+          x402Version: 2,
+          payload: { authorization: { from: "0xPayer", nonce, validBefore: "4000000000" } },
+        },
+        requirements: { network: "eip155:45056", asset: "0xToken" },
+      }) as unknown as NonNullable<ProofAdmission["payment"]>;
+    const claims = async (nonce: string) =>
+      (await dbs[0].selectFrom("payment_reservations").selectAll().where("nonce", "=", nonce).execute()).map(
+        (row) => [row.network, row.asset, row.payer, row.expires_at.getTime()],
+      );
+
+    // Ten copies of one payment, each with a proof of its own: one claims it, the others are refused.
+    const copy = payment("0xAA");
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        stores[i % 2].admit({ ...admission(`copy-${i}`, "505", { maxUse: 100, scope: "c" }), payment: copy }),
+      ),
+    );
+    expect(results.filter((r) => !r.paymentRefusal)).toHaveLength(1);
+    expect(results.filter((r) => r.paymentRefusal === DUPLICATE_PAYMENT)).toHaveLength(9);
+    expect(await claims("0xaa")).toEqual([["eip155:45056", "0xtoken", "0xpayer", 4_000_000_000_000]]);
+    expect(reservations.filter((r) => r.claimedWithAdmission(copy.payload))).toHaveLength(1);
+    // Its events are recorded as for any verified proof; the hook gives the copies' uses back.
+    expect((await outbox("505")).filter((e) => e.type === "human_verified")).toHaveLength(10);
+
+    // At the cap the payment is refused for the quota, and claims nothing.
+    const capped = payment("0xBB");
+    await stores[0].admit({
+      ...admission("cap-1", "506", { maxUse: 1, scope: "c" }),
+      payment: payment("0xB0"),
+    });
+    expect(
+      await stores[0].admit({ ...admission("cap-2", "506", { maxUse: 1, scope: "c" }), payment: capped }),
+    ).toEqual({ nonceFresh: true, count: null });
+    expect(await claims("0xbb")).toEqual([]);
+    // A replayed proof claims nothing either; a released claim can be taken again.
+    expect(await stores[0].admit({ ...admission("cap-1", "506"), payment: capped })).toEqual({
+      nonceFresh: false,
+      count: null,
+    });
+    expect(await claims("0xbb")).toEqual([]);
+    await reservations[0].release({
+      network: "eip155:45056",
+      asset: "0xtoken",
+      payer: "0xpayer",
+      nonce: "0xaa",
+      expiresAt: new Date(),
+    });
+    expect(await claims("0xaa")).toEqual([]);
+    expect(
+      (await stores[1].admit({ ...admission("again", "505"), payment: copy })).paymentRefusal,
+    ).toBeUndefined();
+  });
+
   it("forgets nonces whose proofs have expired", async () => {
-    const store = new PostgresProofAdmissions(pools[0], topology, logger, 0);
+    const store = new PostgresProofAdmissions(pools[0], topology, logger, { purgeIntervalMs: 0 });
     await store.admit({ ...admission("old-nonce", "504"), nonceExpiresAt: new Date(Date.now() - 1_000) });
     await store.admit(admission("another", "504"));
     await eventually(async () => {

@@ -1,7 +1,16 @@
-import { type Hex, hashTypedData, recoverAddress, recoverMessageAddress, toHex } from "viem";
+import {
+  type Hex,
+  hashMessage,
+  hashTypedData,
+  recoverAddress,
+  recoverMessageAddress,
+  stringToBytes,
+  toHex,
+  keccak256 as viemKeccak,
+} from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
-import { recoverHashSigner, recoverMessageSigner } from "./recover-signer.ts";
+import { hashPersonalMessage, keccak256, recoverHashSigner, recoverMessageSigner } from "./recover-signer.ts";
 
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
@@ -118,6 +127,15 @@ describe("recoverHashSigner", () => {
           ours: await viemHash(hash, variant),
         });
       }
+    }
+  });
+});
+
+describe("keccak256 and hashPersonalMessage", () => {
+  it("are viem's keccak256 and hashMessage", () => {
+    for (const text of ["", "hello", "challenge ✓ für\nNonce: 1", "\u{1F600}".repeat(40), "x".repeat(300)]) {
+      expect(`0x${keccak256(text).toString("hex")}`).toBe(viemKeccak(stringToBytes(text)));
+      expect(`0x${hashPersonalMessage(text).toString("hex")}`).toBe(hashMessage(text));
     }
   });
 });

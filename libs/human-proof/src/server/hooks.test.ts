@@ -279,7 +279,8 @@ describe("createVerifyHumanProofHook", () => {
       },
     });
     const proof = await sign(agent);
-    expect(await hook(context(gated({ maxUse: 1, scope: "s" }), proof))).toBeUndefined();
+    const paid = context(gated({ maxUse: 1, scope: "s" }), proof);
+    expect(await hook(paid)).toBeUndefined();
     expect(admitted).toEqual([
       {
         nonce: JSON.parse(proof).nonce,
@@ -287,6 +288,7 @@ describe("createVerifyHumanProofHook", () => {
         resource: RESOURCE,
         use: { humanId: "777", maxUse: 1, scope: "s" },
         events: [expect.objectContaining({ type: "human_verified", humanId: "777" })],
+        payment: { payload: paid.paymentPayload, requirements: paid.requirements },
       },
     ]);
     expect(events.map((e) => e.type)).toEqual(["human_verified"]);
@@ -295,6 +297,39 @@ describe("createVerifyHumanProofHook", () => {
       reason: "max_use_exceeded",
     });
     expect(events.map((e) => e.type)).toEqual(["human_verified", "human_verified", "max_use_exceeded"]);
+  });
+
+  it("refuses with the store's own reason when the store refuses the payment, and gives the use back", async () => {
+    const storage = new InMemoryHumanUsageStorage();
+    const events: HumanProofEvent[] = [];
+    const offered: ProofAdmission["payment"][] = [];
+    const hook = createVerifyHumanProofHook({
+      verifier: registry(paired),
+      storage,
+      admissions: {
+        async admit({ use, payment }) {
+          offered.push(payment);
+          const count = use ? await storage.incrementIfBelow(use.humanId, use.maxUse, use.scope) : null;
+          return { nonceFresh: true, count, paymentRefusal: "duplicate_payment" };
+        },
+      },
+      onEvent: (event) => {
+        events.push(event);
+      },
+    });
+    const capped = gated({ maxUse: 5, scope: "copy" });
+    expect(await hook(context(capped, await sign(agent)))).toEqual({
+      abort: true,
+      reason: "duplicate_payment",
+    });
+    expect(await storage.incrementIfBelow("777", 5, "copy")).toBe(1);
+    expect(events.map((e) => e.type)).toEqual(["human_verified"]);
+    // A proof refused on its own merits offers the store no payment to claim.
+    expect(await hook(context(capped, await sign(account(2))))).toEqual({
+      abort: true,
+      reason: "not_registered",
+    });
+    expect(offered.map((payment) => payment !== undefined)).toEqual([true, false]);
   });
 
   it("enforces its own proof lifetime even when the agent dropped expirationTime", async () => {

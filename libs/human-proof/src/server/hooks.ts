@@ -70,7 +70,8 @@ export const DEFAULT_MAX_PROOF_AGE_SECONDS = 300;
 // Tolerated client clock lead for `issuedAt`.
 const CLOCK_SKEW_MS = 60_000;
 
-type HookResult = { abort: true; reason: HumanProofHookReason; message?: string } | undefined;
+// A store's own `paymentRefusal` passes through as it is.
+type HookResult = { abort: true; reason: HumanProofHookReason | (string & {}); message?: string } | undefined;
 
 function requiredAttestationsOf(extra: unknown): string[] {
   const value = (extra as { requiredAttestations?: unknown } | undefined)?.requiredAttestations;
@@ -107,7 +108,8 @@ type Verdict = { refusal: HumanProofHookReason } | { use?: NonNullable<ProofAdmi
  * `verifyHumanProofRequest` checks, plus the signed `domain`, the proof's age and single use of its nonce,
  * extra schemas, and the per-human `maxUse` quota (given back by the rollback hooks).
  * Once the signature and the signed terms are good the nonce is spent whatever the outcome, in the same
- * admission step that takes the use and records the events, after the registry was asked.
+ * admission step that takes the use and records the events, after the registry was asked; a proof that passed
+ * every check offers the store its payment to claim in that step too (`ProofAdmission.payment`).
  */
 export function createVerifyHumanProofHook(
   options: CreateVerifyHumanProofHookOptions = {},
@@ -194,8 +196,9 @@ export function createVerifyHumanProofHook(
       resource: expected.uri,
       events,
       ...("use" in verdict ? { use: verdict.use } : {}),
+      ...("refusal" in verdict ? {} : { payment: { payload: paymentPayload, requirements } }),
     };
-    const { nonceFresh, count } = await admissions.admit(admission);
+    const { nonceFresh, count, paymentRefusal } = await admissions.admit(admission);
     if (!nonceFresh) return abort("unknown_or_expired_nonce");
     const { use } = admission;
     if (use && count !== null && storage) recordReservation(storage, paymentPayload, use);
@@ -206,6 +209,10 @@ export function createVerifyHumanProofHook(
       throw error;
     }
     if ("refusal" in verdict) return abort(verdict.refusal);
+    if (paymentRefusal) {
+      if (storage) await releaseReservation(storage, paymentPayload);
+      return { abort: true, reason: paymentRefusal };
+    }
     return use && count === null ? abort("max_use_exceeded") : undefined;
   }
 

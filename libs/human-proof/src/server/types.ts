@@ -1,4 +1,5 @@
 import type { HumanResolution } from "@humanpass/attestations-client";
+import type { VerifyContext } from "@x402/core/server";
 import type { AttestationsApiOptions } from "../common/attestations.ts";
 
 export type { HumanResolution };
@@ -69,6 +70,12 @@ export type ProofAdmission = {
   use?: { humanId: string; maxUse: number; scope: string };
   /** Events of the verification itself (`human_verified`, `human_not_registered`). */
   events: HumanProofEvent[];
+  /**
+   * The payment the proof came with, given only when the proof passed every check: a store may claim it in the
+   * same step (after the use, so a payment refused at the cap claims nothing) and refuse a copy of one already
+   * claimed (`AdmissionOutcome.paymentRefusal`).
+   */
+  payment?: { payload: VerifyContext["paymentPayload"]; requirements: VerifyContext["requirements"] };
 };
 
 export type AdmissionOutcome = {
@@ -76,6 +83,11 @@ export type AdmissionOutcome = {
   nonceFresh: boolean;
   /** The human's count after taking the use; null when the limit was reached or no use was asked for. */
   count: number | null;
+  /**
+   * Why the store refused `payment` itself (a copy of a payment it had claimed already), if it did: the nonce is
+   * spent and the events recorded as for any refusal, and the hook gives the use back and refuses with it.
+   */
+  paymentRefusal?: string;
 };
 
 /**

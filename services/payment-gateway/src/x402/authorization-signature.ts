@@ -1,9 +1,9 @@
 import { recoverHashSigner } from "@humanpass/human-proof";
 import type { BeforeVerifyHook } from "@x402/core/server";
 import type { PaymentRequirements } from "@x402/core/types";
-import { authorizationTypes } from "@x402/evm";
-import { type Hex, hashTypedData, isAddressEqual } from "viem";
+import { type Hex, isAddressEqual } from "viem";
 import { type Authorization, MALFORMED_PAYMENT } from "./payment-shape.ts";
+import { transferAuthorizationDigest } from "./transfer-digest.ts";
 
 const CHAIN_ID = /^eip155:([0-9]{1,15})$/;
 
@@ -46,24 +46,14 @@ export async function signedByPayer(
   const chain = CHAIN_ID.exec(requirements.network);
   if (typeof name !== "string" || typeof version !== "string" || !chain) return false;
   try {
-    // viem's recoverTypedDataAddress runs its JavaScript curve: a quarter of the human tier's gateway CPU.
-    const digest = hashTypedData({
-      domain: { name, version, chainId: Number(chain[1]), verifyingContract: requirements.asset as Hex },
-      types: authorizationTypes,
-      primaryType: "TransferWithAuthorization",
-      message: {
-        from: authorization.from as Hex,
-        to: authorization.to as Hex,
-        value: BigInt(authorization.value),
-        validAfter: BigInt(authorization.validAfter),
-        validBefore: BigInt(authorization.validBefore),
-        nonce: authorization.nonce as Hex,
-      },
-    });
+    const digest = transferAuthorizationDigest(
+      { name, version, chainId: Number(chain[1]), verifyingContract: requirements.asset },
+      authorization,
+    );
     const signer = await recoverHashSigner(digest, signature);
     return signer !== undefined && isAddressEqual(signer, authorization.from as Hex);
   } catch {
-    // Not a signature at all (r or s out of range, v unknown).
+    // A field out of its EIP-712 type, or not a signature at all (r or s out of range, v unknown).
     return false;
   }
 }

@@ -96,6 +96,7 @@ export function createPaymentServer(options: PaymentServerOptions): x402HTTPReso
   const reservation = reserveAuthorization(options.reservations, options.logger);
   server.onAfterVerify(reservation.afterVerify);
   server.onBeforeSettle(reservation.beforeSettle);
+  server.onVerifyFailure(reservation.verifyFailure);
 
   return new x402HTTPResourceServer(
     server,

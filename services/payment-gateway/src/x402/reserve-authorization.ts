@@ -1,12 +1,11 @@
 import type { Logger } from "@humanpass/telemetry";
-import type { AfterVerifyHook, BeforeSettleHook } from "@x402/core/server";
+import type { AfterVerifyHook, BeforeSettleHook, OnVerifyFailureHook } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
-import type { PaymentReservations } from "../db/payment-reservations.ts";
+import { authorizationOf, type PaymentReservations } from "../db/payment-reservations.ts";
 
 /** The reason a second copy of a payment already being served is refused with. */
 export const DUPLICATE_PAYMENT = "duplicate_payment";
 
-type Eip3009Payload = { authorization?: { from?: string; nonce?: string; validBefore?: string } };
 type Refusal = { abort: true; reason: string };
 
 /**
@@ -17,25 +16,23 @@ type Refusal = { abort: true; reason: string };
  * `beforeSettle`: on routes that settle before the handler, where x402 asks the facilitator nothing before
  * settling (its settle checks the signature). A forged copy claiming a nonce first only makes the genuine one wait
  * for nothing: it is refused, charged nothing, and the payer signs again.
+ * A payment claimed already with its human proof's admission (`PostgresProofAdmissions`) is not claimed again;
+ * `afterVerify` and `verifyFailure` give that claim back when the facilitator finds the payment invalid or cannot
+ * be asked, as if it had never been taken.
  */
 export function reserveAuthorization(
   reservations: PaymentReservations,
   logger: Logger,
-): { afterVerify: AfterVerifyHook; beforeSettle: BeforeSettleHook } {
+): { afterVerify: AfterVerifyHook; beforeSettle: BeforeSettleHook; verifyFailure: OnVerifyFailureHook } {
   async function claim(
     paymentPayload: Pick<PaymentPayload, "payload">,
     requirements: Pick<PaymentRequirements, "network" | "asset">,
   ): Promise<Refusal | undefined> {
-    const { authorization } = (paymentPayload.payload ?? {}) as Eip3009Payload;
-    if (!authorization?.from || !authorization.nonce || !authorization.validBefore) return;
+    if (reservations.claimedWithAdmission(paymentPayload)) return;
+    const authorization = authorizationOf(paymentPayload, requirements);
+    if (!authorization) return;
     try {
-      const fresh = await reservations.reserve({
-        network: requirements.network,
-        asset: requirements.asset,
-        payer: authorization.from,
-        nonce: authorization.nonce,
-        expiresAt: new Date(Number(authorization.validBefore) * 1000),
-      });
+      const fresh = await reservations.reserve(authorization);
       return fresh ? undefined : { abort: true, reason: DUPLICATE_PAYMENT };
     } catch (error) {
       logger.error({ err: (error as Error).message }, "payment reservation failed; payment refused");
@@ -43,12 +40,34 @@ export function reserveAuthorization(
     }
   }
 
+  async function giveBack(
+    paymentPayload: Pick<PaymentPayload, "payload">,
+    requirements: Pick<PaymentRequirements, "network" | "asset">,
+  ): Promise<void> {
+    if (!reservations.claimedWithAdmission(paymentPayload)) return;
+    const authorization = authorizationOf(paymentPayload, requirements);
+    if (!authorization) return;
+    try {
+      await reservations.release(authorization);
+    } catch (error) {
+      // The claim lapses at the authorization's validBefore; until then the payer signs a new one.
+      logger.warn(
+        { err: (error as Error).message },
+        "claim of an unverified payment could not be given back",
+      );
+    }
+  }
+
   return {
     async afterVerify({ result, paymentPayload, requirements }) {
       if (result.isValid) return claim(paymentPayload, requirements);
+      await giveBack(paymentPayload, requirements);
     },
     async beforeSettle({ phase, paymentPayload, requirements }) {
       if (phase === "before-handler") return claim(paymentPayload, requirements);
+    },
+    async verifyFailure({ paymentPayload, requirements }) {
+      await giveBack(paymentPayload, requirements);
     },
   };
 }

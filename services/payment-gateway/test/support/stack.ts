@@ -166,6 +166,7 @@ export async function startStack(label: string): Promise<Stack> {
     },
     async startGateway(options) {
       const events = outboxPaymentEvents(db, topology, logger);
+      const reservations = new PostgresPaymentReservations(db, logger);
       const port = await freePort();
       const url = `http://127.0.0.1:${port}`;
       const app = await buildApp({
@@ -177,8 +178,8 @@ export async function startStack(label: string): Promise<Stack> {
         facilitator: options.facilitator ?? facilitator,
         verifier: options.verifier ?? verifier(),
         storage: options.storage === null ? undefined : (options.storage ?? storage),
-        admissions: new PostgresProofAdmissions(pool, topology, logger),
-        reservations: new PostgresPaymentReservations(db, logger),
+        admissions: new PostgresProofAdmissions(pool, topology, logger, { reservations }),
+        reservations,
         events,
         rateLimit: false,
         metrics: options.metrics,

@@ -4,6 +4,7 @@
 // A fault declared an outage excuses 503s from its start until recovery; each replica kill is recorded with the
 // moments before and after the kill, so that a 502 for a request in flight to the killed process (the proxy cannot
 // resend a POST it already passed on) is told apart from any other.
+import { spawn } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import { docker, type Replica } from "./docker.ts";
 import type { Kill, Window } from "./invariants.ts";
@@ -27,6 +28,11 @@ export interface FaultEnv {
   kills: Kill[];
   /** Upper bound of each wait for readiness (each test checks its own, lower bound). */
   readyTimeoutMs: number;
+  /**
+   * CPU-bound processes run beside the stack from each fault's start until recovery (COMPOSE_TEST_HOGS), so that
+   * recovery is measured as on a busy host: with as many as the machine has cores, each process gets about half.
+   */
+  hogs: number;
 }
 
 export interface Fault {
@@ -63,24 +69,31 @@ export interface Recovery {
  */
 export async function underFault(env: FaultEnv, fault: Fault, during: DuringFault[] = []): Promise<Recovery> {
   await fault.prepare?.();
+  const stopHogs = startHogs(env.hogs);
   const since = Date.now();
-  env.log(`fault: ${fault.name}`);
+  env.log(`fault: ${fault.name}${env.hogs > 0 ? ` (beside ${env.hogs} CPU-bound processes)` : ""}`);
   let failed: unknown;
   let begun = since;
   let lifted = since;
+  let heldLonger = 0;
+  let recovery: Recovery;
   try {
-    await fault.begin();
-    begun = Date.now();
-    await Promise.all([sleep(fault.holdMs ?? 0), ...during.map((check) => check(fault))]);
-  } catch (error) {
-    failed = error;
+    try {
+      await fault.begin();
+      begun = Date.now();
+      await Promise.all([sleep(fault.holdMs ?? 0), ...during.map((check) => check(fault))]);
+    } catch (error) {
+      failed = error;
+    } finally {
+      lifted = Date.now();
+      await fault.end();
+    }
+    // A check waiting for an alert holds the fault longer than it would last by itself: that time is not recovery.
+    heldLonger = Math.max(0, lifted - begun - (fault.holdMs ?? 0));
+    recovery = { fault: fault.name, ...(await waitAllReady(env, since + heldLonger)) };
   } finally {
-    lifted = Date.now();
-    await fault.end();
+    stopHogs();
   }
-  // A check waiting for an alert holds the fault longer than it would last by itself: that time is not recovery.
-  const heldLonger = Math.max(0, lifted - begun - (fault.holdMs ?? 0));
-  const recovery = { fault: fault.name, ...(await waitAllReady(env, since + heldLonger)) };
   if (fault.outage) env.outages.push({ name: fault.name, from: since, to: Date.now() + 1_000 });
   const { seconds, last } = recovery;
   env.log(
@@ -88,6 +101,15 @@ export async function underFault(env: FaultEnv, fault: Fault, during: DuringFaul
   );
   if (failed) throw failed;
   return recovery;
+}
+
+function startHogs(count: number): () => void {
+  const hogs = Array.from({ length: count }, () =>
+    spawn(process.execPath, ["-e", "for (;;);"], { stdio: "ignore" }),
+  );
+  return () => {
+    for (const hog of hogs) hog.kill("SIGKILL");
+  };
 }
 
 async function replicaReady(replica: Replica): Promise<boolean> {

@@ -63,6 +63,7 @@ export async function openHarness(): Promise<Harness> {
       outages: [],
       kills: [],
       readyTimeoutMs: 90_000,
+      hogs: Number(env.COMPOSE_TEST_HOGS || 0),
     },
     record: { responses: [], attestations: [], claims: [], paid: [] },
     log,

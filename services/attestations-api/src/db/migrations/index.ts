@@ -1,5 +1,5 @@
 import type { Migration } from "@humanpass/db";
-import { outboxMigration } from "@humanpass/event-bus";
+import { outboxMigration, purgeIndexesMigration } from "@humanpass/event-bus";
 import { readModelMigration } from "./0002_read_model.ts";
 import { eventOrderMigration } from "./0003_event_order.ts";
 import { schemasVersionMigration } from "./0004_schemas_version.ts";
@@ -13,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   "0004_schemas_version": schemasVersionMigration,
   "0005_list_totals": listTotalsMigration,
   "0006_identifier_collation": identifierCollationMigration,
+  "0007_purge_indexes": purgeIndexesMigration,
 };

@@ -1,5 +1,5 @@
 import type { Migration } from "@humanpass/db";
-import { dropInboxMigration, outboxMigration } from "@humanpass/event-bus";
+import { dropInboxMigration, outboxMigration, purgeIndexesMigration } from "@humanpass/event-bus";
 import { humanUsageMigration } from "./0002_human_usage.ts";
 import { paymentReservationsMigration } from "./0003_payment_reservations.ts";
 
@@ -8,4 +8,5 @@ export const migrations: Record<string, Migration> = {
   "0002_human_usage": humanUsageMigration,
   "0003_payment_reservations": paymentReservationsMigration,
   "0004_drop_inbox": dropInboxMigration,
+  "0005_purge_indexes": purgeIndexesMigration,
 };
