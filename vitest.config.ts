@@ -22,8 +22,8 @@ export default defineConfig({
     ],
     // The compose fault suites need the stack in containers: make test-compose and make test-compose-cluster run them
     // (vitest.compose.config.ts, vitest.compose-cluster.config.ts); the release test an engine and a registry: make
-    // test-release (vitest.release.config.ts).
-    exclude: [...configDefaults.exclude, "**/*.compose.test.ts", "**/*.release.test.ts"],
+    // test-release (vitest.release.config.ts). The soak runs for minutes: make test-soak (vitest.soak.config.ts).
+    exclude: [...configDefaults.exclude, "**/*.compose.test.ts", "**/*.release.test.ts", "**/*.soak.test.ts"],
     globalSetup: ["libs/testing/src/global-setup.ts"],
     pool: "forks",
     testTimeout: 60_000,

@@ -42,6 +42,26 @@ describe("the runtime series every service exposes", () => {
     }
   });
 
+  it("counts the timers and other resources keeping the event loop alive, by type", async () => {
+    const metrics = createMetrics({ serviceName: "runtime-test" });
+    const timers = async () =>
+      [...samples(await metrics.render(), "nodejs_active_resources")].find(([labels]) =>
+        labels.includes('nodejs_resource_type="Timeout"'),
+      )?.[1] ?? 0;
+    try {
+      const before = await timers();
+      const interval = setInterval(() => {}, 60_000);
+      try {
+        expect(await timers()).toBe(before + 1);
+      } finally {
+        clearInterval(interval);
+      }
+      expect(await timers()).toBe(before);
+    } finally {
+      await metrics.shutdown();
+    }
+  });
+
   it("reports nothing when metrics are off", async () => {
     const metrics = createMetrics({ serviceName: "runtime-test", enabled: false });
     expect(await metrics.render()).toBe("");

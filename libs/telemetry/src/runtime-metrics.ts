@@ -6,8 +6,9 @@ import type { Meter } from "@opentelemetry/api";
 /**
  * The process's own health, read from Node's platform APIs at collection time, under the OpenTelemetry semantic
  * conventions' names: resident memory, V8 heap used per space, the event loop's delay (p99 and max since the last
- * collection, from `monitorEventLoopDelay`) and open file descriptors (Linux: `/proc/self/fd`; absent elsewhere).
- * Returns a stop function for the event-loop histogram.
+ * collection, from `monitorEventLoopDelay`) and open file descriptors (Linux: `/proc/self/fd`; absent elsewhere);
+ * besides them, not a semantic convention, what keeps the event loop alive by type (timers, sockets, servers), where
+ * a leak of timers or connections shows first. Returns a stop function for the event-loop histogram.
  */
 export function observeRuntime(meter: Meter): () => void {
   const delay = monitorEventLoopDelay({ resolution: 10 });
@@ -32,6 +33,11 @@ export function observeRuntime(meter: Meter): () => void {
     description: "File descriptors the process holds open (Linux only)",
     unit: "{file_descriptor}",
   });
+  const resources = meter.createObservableGauge("nodejs.active_resources", {
+    description:
+      "Handles, requests and timers keeping the event loop alive, by type (process.getActiveResourcesInfo)",
+    unit: "{resource}",
+  });
   meter.addBatchObservableCallback(
     (result) => {
       result.observe(rss, process.memoryUsage.rss());
@@ -45,8 +51,11 @@ export function observeRuntime(meter: Meter): () => void {
       delay.reset();
       const open = openFileDescriptors();
       if (open !== undefined) result.observe(fds, open);
+      const byType = new Map<string, number>();
+      for (const type of process.getActiveResourcesInfo()) byType.set(type, (byType.get(type) ?? 0) + 1);
+      for (const [type, count] of byType) result.observe(resources, count, { "nodejs.resource.type": type });
     },
-    [rss, heap, delayP99, delayMax, fds],
+    [rss, heap, delayP99, delayMax, fds, resources],
   );
   return () => delay.disable();
 }

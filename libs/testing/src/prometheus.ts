@@ -30,7 +30,16 @@ export function sampleValue(
   name: string,
   labels: Record<string, string> = {},
 ): number | undefined {
-  const matching = parseExposition(text).filter(
+  return sumOf(parseExposition(text), name, labels);
+}
+
+/** `sampleValue` over samples already parsed (a reader taking several series from one exposition). */
+export function sumOf(
+  samples: Sample[],
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
+  const matching = samples.filter(
     (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
   );
   return matching.length === 0 ? undefined : matching.reduce((sum, s) => sum + s.value, 0);

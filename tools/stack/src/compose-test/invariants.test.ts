@@ -1,5 +1,10 @@
+import { randomUUID } from "node:crypto";
+import { createPool } from "@humanpass/db";
+import { jetstreamManager } from "@humanpass/event-bus";
+import { connectTestNats, createTestDatabase, deleteTestStreams, testTopology } from "@humanpass/testing";
+import { headers } from "@nats-io/transport-node";
 import { describe, expect, it } from "vitest";
-import { recoveries, serverErrors } from "./invariants.ts";
+import { events, recoveries, SCHEMAS, serverErrors } from "./invariants.ts";
 import type { Response } from "./workload.ts";
 
 const claim = (status: number, at: number, ms: number, service = "agent-auth"): Response => ({
@@ -87,5 +92,50 @@ describe("recoveries", () => {
   it("holds when every fault recovered within the bound, and not over no faults", () => {
     expect(recoveries([{ fault: "kill verifier", seconds: 8.3, last: ["verifier"] }], 30).ok).toBe(true);
     expect(recoveries([], 30).ok).toBe(false);
+  });
+});
+
+describe("events, on a NATS server other stacks share", () => {
+  it("reads only the streams of the prefix it is given", async () => {
+    const database = await createTestDatabase("invariants");
+    const nc = await connectTestNats();
+    const [ours, theirs] = [testTopology(), testTopology()];
+    const pool = createPool({ connectionString: database.url, schema: "public", max: 1 });
+    try {
+      for (const schema of SCHEMAS)
+        await pool.query(
+          `create schema "${schema}"; create table "${schema}".outbox (id uuid primary key, published_at timestamptz)`,
+        );
+      const id = randomUUID();
+      await pool.query(`insert into verifier.outbox values ($1, now())`, [id]);
+      // Our outbox row once on our stream; on two streams of another stack under the same message id.
+      const jsm = await jetstreamManager(nc);
+      const streams = [`${ours.prefix}:VERIFIER`, `${theirs.prefix}:VERIFIER`, `${theirs.prefix}:CHAIN`];
+      for (const stream of streams) {
+        const [prefix, name] = stream.split(":") as [string, string];
+        const subject = `${prefix}.${name.toLowerCase()}`;
+        await jsm.streams.add({ name: `${prefix.toUpperCase()}_${name}`, subjects: [`${subject}.>`] });
+        const h = headers();
+        h.set("Nats-Msg-Id", id);
+        await nc.request(`${subject}.event`, JSON.stringify({ id: randomUUID() }), {
+          headers: h,
+          timeout: 5_000,
+        });
+      }
+      const published = async (prefix: string) => (await events(database.url, nc, { prefix }))[0]!;
+      expect(await published(ours.prefix)).toMatchObject({
+        ok: true,
+        detail: expect.stringMatching(/^1 outbox rows, 1 stream messages, 0 unpublished, 0 not exactly once/),
+      });
+      expect(await published(theirs.prefix)).toMatchObject({
+        ok: false,
+        detail: expect.stringMatching(/^1 outbox rows, 2 stream messages, 0 unpublished, 1 not exactly once/),
+      });
+    } finally {
+      await pool.end();
+      for (const t of [ours, theirs]) await deleteTestStreams(nc, t);
+      await nc.close();
+      await database.drop();
+    }
   });
 });

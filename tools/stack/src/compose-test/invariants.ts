@@ -173,11 +173,15 @@ interface StreamMessage {
   eventId: string;
 }
 
-/** Every message of every stream (bounded: the test writes a few thousand at most). */
-async function streamMessages(nc: NatsConnection): Promise<StreamMessage[]> {
+/** Every message of every stream the filter takes (bounded: the test writes a few thousand at most). */
+async function streamMessages(
+  nc: NatsConnection,
+  ours: (stream: string) => boolean,
+): Promise<StreamMessage[]> {
   const jsm = await jetstreamManager(nc);
   const out: StreamMessage[] = [];
   for await (const info of jsm.streams.list()) {
+    if (!ours(info.config.name)) continue;
     const { first_seq, last_seq } = info.state;
     for (let seq = first_seq; seq <= last_seq && seq > 0 && out.length < 200_000; seq++) {
       const msg = await jsm.streams.getMessage(info.config.name, { seq }).catch(() => null);
@@ -203,11 +207,19 @@ const matches = (filter: string, subject: string) => {
   return f.length === s.length;
 };
 
-/** Outbox rows against stream messages, and each consumer's inbox against the messages it subscribes to. */
-export async function events(databaseUrl: string, nc: NatsConnection): Promise<Verdict[]> {
+/**
+ * Outbox rows against stream messages, and each consumer's inbox against the messages it subscribes to. With a
+ * `prefix` (a stack sharing its NATS server with others), only that topology's streams count; without, every one.
+ */
+export async function events(
+  databaseUrl: string,
+  nc: NatsConnection,
+  options: { prefix?: string } = {},
+): Promise<Verdict[]> {
+  const ours = (stream: string) => !options.prefix || stream.startsWith(`${options.prefix.toUpperCase()}_`);
   const pool = createPool({ connectionString: databaseUrl, schema: "public", max: 2 });
   try {
-    const messages = await streamMessages(nc);
+    const messages = await streamMessages(nc, ours);
     const outbox: { id: string; published: boolean }[] = [];
     const inbox = new Map<string, string[]>();
     for (const schema of SCHEMAS) {
@@ -234,6 +246,7 @@ export async function events(databaseUrl: string, nc: NatsConnection): Promise<V
     const consumerRows: string[] = [];
     let consumerProblems = 0;
     for await (const stream of jsm.streams.list()) {
+      if (!ours(stream.config.name)) continue;
       for await (const consumer of jsm.consumers.list(stream.config.name)) {
         // Durables only: ephemeral consumers (a tail, e.g. make demo's) keep no inbox.
         if (!consumer.config.durable_name) continue;
