@@ -27,6 +27,14 @@ export async function connectNats(
     ...(credentials?.user ? { user: credentials.user, pass: credentials.pass, inboxPrefix } : {}),
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
+    // A server cut off without closing its connections (a partition, a paused or frozen node) is noticed only when
+    // pings go unanswered: at the client's defaults (every 2 minutes, stale past 2 outstanding) the connection, and
+    // the outbox relay publishing on it, would stay with it for 6 minutes. Stale here after 9 s.
+    pingInterval: 3_000,
+    maxPingOut: 2,
+    // The first reconnection after a disconnect goes to the same server again (nats.js rotates its list only from
+    // then on): a frozen node accepts the TCP connection and never answers, so this bounds that try (default 20 s).
+    timeout: 5_000,
     waitOnFirstConnect: true,
     // Otherwise every request (a consumer's fetch and ack, a JetStream manager call) builds an Error up front
     // for the stack trace of a timeout that almost never comes.

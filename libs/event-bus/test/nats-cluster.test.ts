@@ -1,6 +1,7 @@
 // The outbox relay and a consumer on a 3-node JetStream cluster (three nats-server processes on loopback ports),
 // the stream at replicas 3, while the meta leader and then the stream's leader are killed and started again: every
-// event written to the outbox is in the stream once and applied once.
+// event written to the outbox is in the stream once and applied once. A node paused (cut off) loses its clients to the
+// others while the pause lasts.
 import {
   eventually,
   type NatsCluster,
@@ -140,4 +141,19 @@ describe("outbox relay and consumer on a 3-node JetStream cluster, stream at rep
     expect(await appliedCounts(db)).toEqual({ total: written, distinct: written });
     expect(consumer.stats.deadLettered).toBe(0);
   }, 180_000);
+
+  // At the client's default ping interval the connection would wait for the node for minutes (bounded here by 60 s).
+  it("a connection whose node is cut off (paused, its connections left open) moves to another node meanwhile", async () => {
+    const nc = await connectNats(cluster.servers, logger, "cut-off");
+    const nodeOf = (server: string) => cluster.nodes.find((n) => n.url.endsWith(`//${server}`))?.name;
+    const cutOff = nodeOf(nc.getServer());
+    expect(cutOff).toBeDefined();
+    cluster.pause(cutOff!);
+    try {
+      await eventually(async () => nodeOf(nc.getServer()) !== cutOff && (await nc.rtt()) >= 0, 60_000, 250);
+    } finally {
+      cluster.resume(cutOff!);
+      await nc.close();
+    }
+  }, 90_000);
 });

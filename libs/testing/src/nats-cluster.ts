@@ -21,6 +21,13 @@ export interface NatsCluster {
   metaLeader(): Promise<string | undefined>;
   /** SIGKILL: the node goes as a crash or a lost machine takes it, with no lame-duck mode. */
   kill(name: string): Promise<void>;
+  /**
+   * SIGSTOP: the node freezes with its connections open, as a node cut off by a partition looks to its clients
+   * and peers (no connection closes; nothing answers).
+   */
+  pause(name: string): void;
+  /** SIGCONT: a paused node goes on where it stopped. */
+  resume(name: string): void;
   /** Starts a killed node again on its ports and its store; resolves once it accepts clients. */
   restart(name: string): Promise<void>;
   stop(): Promise<void>;
@@ -109,6 +116,12 @@ cluster { name: loopback, listen: 127.0.0.1:${s.clusterPort}, routes: [${routes}
     await p.exited;
   }
 
+  function signal(name: string, sig: NodeJS.Signals) {
+    const p = processes.get(name);
+    if (!p) throw new Error(`no node ${name}`);
+    p.child.kill(sig);
+  }
+
   const stop = async () => {
     await Promise.all(nodes.map((n) => kill(n.name)));
     rmSync(dir, { recursive: true, force: true });
@@ -131,6 +144,8 @@ cluster { name: loopback, listen: 127.0.0.1:${s.clusterPort}, routes: [${routes}
     servers: nodes.map((n) => n.url).join(","),
     metaLeader,
     kill,
+    pause: (name) => signal(name, "SIGSTOP"),
+    resume: (name) => signal(name, "SIGCONT"),
     async restart(name: string) {
       const node = nodes.find((n) => n.name === name);
       if (!node) throw new Error(`no node ${name}`);

@@ -11,10 +11,9 @@ import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { createPool } from "@humanpass/db";
-import { ABIs, type DevnetAccount, identityFromAddress } from "@humanpass/devnet";
+import { ABIs } from "@humanpass/devnet";
 import { jetstreamManager } from "@humanpass/event-bus";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
-import type { Address, Hex } from "viem";
+import type { Address } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { REPO_ROOT } from "../processes.ts";
@@ -25,9 +24,9 @@ import {
   verificationUnderCallback,
 } from "../verification-callback.ts";
 import { docker } from "./docker.ts";
+import { invariantTests, openFaultSuite } from "./fault-suite.ts";
 import {
   type DuringFault,
-  type Fault,
   indexerKilledDuringBackfill,
   natsPaused,
   postgresRestarted,
@@ -37,81 +36,30 @@ import {
   SERVICES,
   underFault,
 } from "./faults.ts";
-import { type Harness, humanUsage, indexerCursor, openHarness, settle } from "./harness.ts";
-import {
-  attestationsServed,
-  type DeclaredResponse,
-  events,
-  INVARIANTS,
-  type Invariant,
-  payments,
-  recoveries,
-  serverErrors,
-  type Verdict,
-} from "./invariants.ts";
+import { indexerCursor } from "./harness.ts";
+import { type Invariant, recoveries, serverErrors } from "./invariants.ts";
 import { activeAlerts, describeAlerts, instantQuery, storedMetricNames, waitForAlert } from "./prometheus.ts";
-import { traceSpans, traces } from "./traces.ts";
-import {
-  type Response,
-  recordingFetch,
-  runWorkload,
-  type WorkloadOptions,
-  writeAttestations,
-} from "./workload.ts";
+import { traceSpans } from "./traces.ts";
+import { type Response, recordingFetch, writeAttestations } from "./workload.ts";
 
-const env = process.env;
 /**
  * Seconds from a fault's start until every replica of every service answers /readyz 200 again. Generous on
  * purpose: a restart takes seconds on a quiet host (docs/performance.md) but several times that on a CI host
  * shared with other builds, and the start-up goal itself is measured by bench/startup, not asserted here.
  */
 const READY_BOUND_S = 60;
-const MAX_USE = 5;
-const HUMAN_TIER_PRICE = 1_000n;
 
-const h: Harness = await openHarness();
-const payee = h.summary.accounts[9]!.address as Address;
-const attesters = h.summary.accounts.slice(11, 13) as DevnetAccount[];
-// The backlog written while the indexers are down has its own senders, so no two loops share a nonce sequence.
-const backlogAttesters = h.summary.accounts.slice(13, 15) as DevnetAccount[];
-const attesterDids = [...attesters, ...backlogAttesters].map((a) => identityFromAddress(a.address).did);
-const agentHuman = new Map(
-  h.summary.seed.pairings.map((p) => [p.recipient.ethereumAddress.toLowerCase(), p.attester.iden3Id]),
-);
-const recovered: Recovery[] = [];
-/** The 5xx answers this suite provokes on purpose, with the status the spec gives them. */
-const declared: DeclaredResponse[] = [];
-let faultsDone = false;
-const workload: WorkloadOptions = {
-  devnet: h.devnet,
-  urls: h.stack.urls,
-  usdc: h.stack.usdc,
-  chainId: h.stack.chainId,
-  attesters,
-  reviewSchema: h.summary.seed.schemas.review as Hex,
-  agents: h.stack.pairedAgents.map((a) => ({
-    address: a.address,
-    privateKey: a.privateKey,
-  })) as DevnetAccount[],
-  attestationsPerAttester: Number(env.COMPOSE_TEST_ATTESTATIONS || 80),
-  claimsPerAgent: Number(env.COMPOSE_TEST_CLAIMS || 150),
-  paidPerAgent: Number(env.COMPOSE_TEST_PAID || 12),
-  minPaidPerAgent: MAX_USE + 1,
-  // The loops run while the faults do (each bounded by its count and the deadline as well).
-  done: () => faultsDone,
-  gaps: { attestationMs: 1_500, claimMs: 1_000, paidMs: 8_000 },
-  // Set once the workload starts.
-  deadline: 0,
-  record: h.record,
-};
-
-/** Runs a fault (with what must hold while it lasts) and expects every service ready again within the bound. */
-async function survives(fault: Fault, during: DuringFault[] = []): Promise<void> {
-  const recovery = await underFault(h.faults, fault, during);
-  recovered.push(recovery);
-  const verdict = recoveries([recovery], READY_BOUND_S);
-  expect(verdict.ok, `${verdict.invariant}: ${verdict.detail}`).toBe(true);
-}
+const suite = await openFaultSuite({
+  readyBoundS: READY_BOUND_S,
+  workload: {
+    attestations: 80,
+    claims: 150,
+    paid: 12,
+    gaps: { attestationMs: 1_500, claimMs: 1_000, paidMs: 8_000 },
+    seconds: 900,
+  },
+});
+const { h, workload, backlogAttesters, declared } = suite;
 
 /** A check for `underFault`: the alert fires while the fault lasts (which it makes last until then, bounded). */
 function alertFires(name: string, labels: Record<string, string> = {}, timeoutMs = 150_000): DuringFault {
@@ -129,22 +77,11 @@ async function alertResolves(name: string, labels: Record<string, string> = {}, 
 
 const JOBS = SERVICES.join("|");
 
-/** Prints the verdict's figures, then expects it to hold. */
-function holds(verdict: Verdict | undefined): void {
-  if (!verdict) throw new Error("no verdict");
-  h.log(`${verdict.ok ? "holds" : "FAILS"}: ${verdict.invariant}: ${verdict.detail}`);
-  expect(verdict.ok, verdict.detail).toBe(true);
-}
-
-afterAll(async () => {
-  await h.pool.end();
-});
-
 describe.sequential("the stack in containers, 2 replicas of every service", () => {
   it("serves make demo: the human tier until max_use_exceeded, then the standard tier", async () => {
     const { stdout: output } = await promisify(execFile)("make", ["-s", "demo"], {
       cwd: REPO_ROOT,
-      env: { ...env },
+      env: { ...process.env },
       timeout: 180_000,
     });
     h.log(
@@ -183,10 +120,6 @@ describe.sequential("the stack in containers, 2 replicas of every service", () =
   });
 
   describe(`with a workload running, every replica of every service back on /readyz within ${READY_BOUND_S} s of`, () => {
-    let running: Promise<void>;
-    let usageBefore: Map<string, number>;
-    let fromBlock: bigint;
-
     beforeAll(async () => {
       // HumanpassReplicaLost compares the replicas answering now with the least of the 5 minutes before the last 2:
       // Prometheus needs that long a history of both replicas of every service before the first kill.
@@ -197,29 +130,18 @@ describe.sequential("the stack in containers, 2 replicas of every service", () =
         );
         if (reference.ok && reference.result.length === SERVICES.length) break;
       }
-      usageBefore = await humanUsage(h);
-      fromBlock = (await h.devnet.client.getBlockNumber()) + 1n;
-      // The loops end by their counts; the deadline only bounds them. The faults that wait for an alert outlast
-      // their own duration, and the backlogs written later (backfill, NATS paused) need it not passed.
-      workload.deadline = Date.now() + Number(env.COMPOSE_TEST_WORKLOAD_S || 900) * 1000;
-      h.log(
-        `workload: ${attesters.length} attesters, ${workload.agents.length} agents, until ${new Date(workload.deadline).toISOString()}`,
-      );
-      running = runWorkload(workload);
-      // Awaited once the faults are over; a failure before that is reported there, not as an unhandled rejection.
-      running.catch(() => {});
-      await sleep(5_000);
+      await suite.startWorkload();
     });
 
     it.each(SERVICES)("a docker kill of one %s replica (HumanpassReplicaLost)", async (service) => {
-      await survives(replicaKilled(h.faults, service), [
+      await suite.survives(replicaKilled(h.faults, service), [
         alertFires("HumanpassReplicaLost", { job: service }),
       ]);
       await alertResolves("HumanpassReplicaLost", { job: service });
     });
 
     it("a kill of the chain-indexer during its backfill", async () => {
-      await survives(
+      await suite.survives(
         indexerKilledDuringBackfill(
           h.faults,
           () => writeAttestations({ ...workload, attesters: backlogAttesters }, 10, 0),
@@ -228,11 +150,11 @@ describe.sequential("the stack in containers, 2 replicas of every service", () =
       );
     });
 
-    // The clients notice a paused server only when their pings go unanswered (minutes): what shows first is the
-    // outbox no relay can publish from. Attestations written meanwhile give the chain-indexer's outbox rows to hold
-    // whether or not the workload's loops still run.
+    // The clients notice a paused server only when their pings go unanswered (9 s), and have no other to go to: what
+    // shows first is the outbox no relay can publish from. Attestations written meanwhile give the chain-indexer's
+    // outbox rows to hold whether or not the workload's loops still run.
     it("NATS paused for 10 s, and until its outbox alert fires (HumanpassOutboxStale)", async () => {
-      await survives(natsPaused(h.faults, 10_000), [
+      await suite.survives(natsPaused(h.faults, 10_000), [
         () => writeAttestations({ ...workload, attesters: backlogAttesters }, 3, 2_000),
         alertFires("HumanpassOutboxStale"),
       ]);
@@ -241,7 +163,7 @@ describe.sequential("the stack in containers, 2 replicas of every service", () =
 
     // Its alert resolves only once 5 minutes pass without a failure: checked with the others once the system settled.
     it("a Postgres restart, held until the outbox relays' alert fires (HumanpassOutboxRelayFailing)", async () => {
-      await survives(postgresRestarted(h.faults), [alertFires("HumanpassOutboxRelayFailing")]);
+      await suite.survives(postgresRestarted(h.faults), [alertFires("HumanpassOutboxRelayFailing")]);
     });
 
     // Its own load besides the workload's (whose loops may have ended by now): the gateway's priced route, unpaid
@@ -276,54 +198,7 @@ describe.sequential("the stack in containers, 2 replicas of every service", () =
     }, 300_000);
 
     describe("once the workload is done and the system has settled", () => {
-      let nc: NatsConnection;
-      let verdicts: Verdict[];
-
-      /** Every invariant's verdict over what the workload did, against the system as it is now. */
-      async function check(): Promise<Verdict[]> {
-        const usageNow = await humanUsage(h);
-        const usage = new Map([...usageNow].map(([human, n]) => [human, n - (usageBefore.get(human) ?? 0)]));
-        return [
-          ...(await attestationsServed(h.stack.urls["attestations-api"], h.record, attesterDids)),
-          ...(await payments({
-            devnet: h.devnet,
-            usdc: h.stack.usdc as Address,
-            payee,
-            fromBlock,
-            record: h.record,
-            agentHuman,
-            humanTierPrice: HUMAN_TIER_PRICE,
-            maxUse: MAX_USE,
-            usage,
-          })),
-          ...(await events(h.databaseUrl, nc)),
-          serverErrors(h.record.responses, h.faults.outages, h.faults.kills, declared),
-          await traces(h.jaegerUrl),
-        ];
-      }
-      const verdict = (invariant: Invariant) => verdicts.find((v) => v.invariant === INVARIANTS[invariant]);
-
-      beforeAll(async () => {
-        faultsDone = true;
-        await running;
-        const { record } = h;
-        h.log(
-          `workload done: ${record.attestations.length} attestations, ${record.claims.length} claims, ${record.paid.length} paid requests, ${record.responses.length} responses`,
-        );
-        h.log(`recovery: ${recoveries(recovered, READY_BOUND_S).detail}`);
-        if (!(await settle(h, attesterDids, 120_000))) h.log("settle: not settled in time; checking anyway");
-        // The compose NATS has one user per service (deploy/k8s/base/nats/users.conf); the checks read as the operator.
-        nc = await connect({ servers: h.stack.natsUrl, name: "compose-test", ...h.stack.natsUser });
-        verdicts = await check();
-      }, 600_000);
-
-      afterAll(async () => {
-        await nc?.close();
-      });
-
-      it.each(Object.entries(INVARIANTS))("%s: %s", (invariant) => {
-        holds(verdict(invariant as Invariant));
-      });
+      const { verdict, recheck } = invariantTests(suite);
 
       it("every expression of the dashboard and the alert rules parses in Prometheus and selects series it has", async () => {
         const dashboard = JSON.parse(
@@ -373,7 +248,7 @@ describe.sequential("the stack in containers, 2 replicas of every service", () =
         expect(describeAlerts(active)).toBe("none");
       }, 480_000);
 
-      if (env.COMPOSE_TEST_PROVE === "1") {
+      if (process.env.COMPOSE_TEST_PROVE === "1") {
         describe("each invariant, broken on purpose, fails its check", () => {
           // The read model's triggers call functions of its own schema.
           const pool = createPool({ connectionString: h.databaseUrl, schema: "attestations", max: 1 });
@@ -411,7 +286,7 @@ describe.sequential("the stack in containers, 2 replicas of every service", () =
                   address: h.stack.usdc as Address,
                   abi: ABIs.usdc,
                   functionName: "transfer",
-                  args: [payee, 1_000n],
+                  args: [suite.payee, 1_000n],
                   account: h.summary.accounts[5]!.address,
                 } as never);
                 await h.devnet.client.waitForTransactionReceipt({ hash });
@@ -421,7 +296,7 @@ describe.sequential("the stack in containers, 2 replicas of every service", () =
               what: "a published event deleted from its stream (JetStream lost it)",
               invariant: "publishedOnce",
               apply: async () => {
-                const jsm = await jetstreamManager(nc);
+                const jsm = await jetstreamManager(await suite.nats());
                 const { state } = await jsm.streams.info("AGENT_AUTH");
                 await jsm.streams.deleteMessage("AGENT_AUTH", state.last_seq);
               },
@@ -438,7 +313,7 @@ describe.sequential("the stack in containers, 2 replicas of every service", () =
 
           it.each(breaks)("$invariant: $what", async ({ invariant, apply }) => {
             await apply();
-            verdicts = await check();
+            await recheck();
             expect(verdict(invariant)?.ok).toBe(false);
           });
 
@@ -446,7 +321,7 @@ describe.sequential("the stack in containers, 2 replicas of every service", () =
             const postgres = docker.getContainer((await h.faults.containers("postgres"))[0]!);
             await postgres.stop({ t: 10 });
             try {
-              const url = `${h.stack.urls["attestations-api"]}/api/v1/attestations?attesterDid=${encodeURIComponent(attesterDids[0]!)}`;
+              const url = `${h.stack.urls["attestations-api"]}/api/v1/attestations?attesterDid=${encodeURIComponent(suite.attesterDids[0]!)}`;
               await recordingFetch(h.stack.urls, h.record.responses)(url).catch(() => undefined);
             } finally {
               await postgres.start();
@@ -455,7 +330,7 @@ describe.sequential("the stack in containers, 2 replicas of every service", () =
           });
 
           it("recoveries: a 0.5 s bound", () => {
-            expect(recoveries(recovered, 0.5).ok).toBe(false);
+            expect(recoveries(suite.recovered, 0.5).ok).toBe(false);
           });
         });
       }

@@ -4,6 +4,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { createPool } from "@humanpass/db";
 import { connectDevnet, type Devnet, type DevnetAccount } from "@humanpass/devnet";
+import { jetstreamManager } from "@humanpass/event-bus";
+import type { NatsConnection } from "@nats-io/transport-node";
 import { type DevnetSummary, devnetSummary } from "../compose-devnet.ts";
 import { readStackFile, type StackFile } from "../stack-file.ts";
 import { containersOf, replicasOf } from "./docker.ts";
@@ -84,11 +86,27 @@ export async function indexerCursor(h: Harness): Promise<bigint> {
   return BigInt(rows[0]?.block_number ?? -1);
 }
 
+/** Messages the durable consumers of every stream have yet to be delivered or to acknowledge. */
+async function consumersPending(nc: NatsConnection): Promise<number> {
+  const jsm = await jetstreamManager(nc);
+  let pending = 0;
+  for await (const stream of jsm.streams.list())
+    for await (const consumer of jsm.consumers.list(stream.config.name))
+      if (consumer.config.durable_name) pending += consumer.num_pending + consumer.num_ack_pending;
+  return pending;
+}
+
 /**
- * Waits (bounded) until every outbox is drained and the API serves every attestation the workload wrote: the
- * consumers have caught up. Returns whether it got there; the invariants are checked either way.
+ * Waits (bounded) until every outbox is drained, every durable consumer has acknowledged all its stream holds, and
+ * the API serves every attestation the workload wrote. Returns whether it got there; the invariants are checked
+ * either way.
  */
-export async function settle(h: Harness, attesterDids: string[], timeoutMs: number): Promise<boolean> {
+export async function settle(
+  h: Harness,
+  nc: NatsConnection,
+  attesterDids: string[],
+  timeoutMs: number,
+): Promise<boolean> {
   const pendingSql = SCHEMAS.map(
     (s) => `select count(*) as n from "${s}".outbox where published_at is null`,
   ).join(" union all ");
@@ -97,7 +115,7 @@ export async function settle(h: Harness, attesterDids: string[], timeoutMs: numb
       .query<{ n: string }>(pendingSql)
       .then((r) => r.rows.reduce((sum, row) => sum + Number(row.n), 0))
       .catch(() => -1);
-    if (pending !== 0) continue;
+    if (pending !== 0 || (await consumersPending(nc).catch(() => -1)) !== 0) continue;
     const served = await attestationsServed(h.stack.urls["attestations-api"], h.record, attesterDids).catch(
       () => [],
     );
