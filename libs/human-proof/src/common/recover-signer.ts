@@ -1,6 +1,6 @@
-import { hash as digestOf } from "node:crypto";
+import { hash as digestOf, getHashes } from "node:crypto";
 import { createRequire } from "node:module";
-import { type Hex, isHex, recoverAddress } from "viem";
+import { type Hex, isHex, recoverAddress, keccak256 as scriptKeccak256 } from "viem";
 
 /** The documented API of the `secp256k1` package: libsecp256k1's prebuilt binding, its own JavaScript elsewhere. */
 type Secp256k1 = {
@@ -15,13 +15,18 @@ const secp256k1 = createRequire(import.meta.url)("secp256k1") as Secp256k1;
 // a second valid form a relay could substitute.
 const HALF_ORDER = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
 
+// OpenSSL has Keccak-256 from 3.2 on (Node 24 and later); the OpenSSL 3.0 of Node 22, the lowest line this SDK
+// supports, has SHA-3 only, so there viem's JavaScript Keccak does it.
+const opensslKeccak = getHashes().includes("keccak-256");
+
 /**
  * Keccak-256 (Ethereum's, not SHA3-256) of `data`, a string as its UTF-8 bytes. OpenSSL's: a few µs where viem's
  * JavaScript Keccak took tens, and a human request hashes five times (two recoveries, two checksums, the
  * EIP-3009 digest).
  */
 export function keccak256(data: Uint8Array | string): Buffer {
-  return digestOf("keccak-256", data, "buffer");
+  if (opensslKeccak) return digestOf("keccak-256", data, "buffer");
+  return Buffer.from(scriptKeccak256(typeof data === "string" ? Buffer.from(data) : data, "bytes"));
 }
 
 /** The EIP-191 (`personal_sign`) digest of `message`: viem's `hashMessage`. */
