@@ -1,9 +1,13 @@
 // Events committed in the producer's transaction → outbox relay → JetStream → inbox consumer applies them.
-// Prints events/s (first commit to last apply) and the commit → applied latency p50/p95/p99.
+// Prints events/s (first commit to last apply) and the commit → applied latency p50/p95/p99, split into its stages:
+// event created → its transaction committed (the producer), → stored in the stream (the relay: a plain
+// subscription on the stream's subjects sees each message as JetStream stores it), → applied (the consumer); and
+// this process's event-loop delay, since producers, relay and consumer share its one thread.
 // Either a burst (BENCH_EVENTS, default 10,000, as fast as BENCH_PRODUCERS can commit) or, with BENCH_RATE, a
 // sustained rate: BENCH_RATE events/s for BENCH_SECONDS (default 60), each producer waiting for the schedule.
 import { randomBytes } from "node:crypto";
 import { loadavg } from "node:os";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createDb, dropDatabase, ensureDatabase, migrateToLatest, sql } from "@humanpass/db";
 import {
   connectNats,
@@ -14,6 +18,7 @@ import {
   startConsumer,
   startOutboxRelay,
   streamName,
+  subjectOf,
 } from "@humanpass/event-bus";
 import pino from "pino";
 
@@ -38,6 +43,18 @@ const jsm = await jetstreamManager(nats);
 await ensureStreams(jsm, topology, ["AGENT_AUTH"]);
 
 const latencies: number[] = [];
+const created = new Map<string, number>();
+const committedAt = new Map<string, number>();
+const storedAt = new Map<string, number>();
+const stages = { commit: [] as number[], relay: [] as number[], apply: [] as number[] };
+// Core NATS delivers a stream's message to plain subscribers once JetStream has it stored.
+const observer = nats.subscribe(subjectOf(topology, "AGENT_AUTH", "human_not_registered"), {
+  callback: (_error, msg) => {
+    const id = msg.headers?.get("Nats-Msg-Id");
+    if (id) storedAt.set(id, Date.now());
+  },
+});
+const loopDelay = monitorEventLoopDelay({ resolution: 1 });
 let lastApplied = 0;
 const consumer = await startConsumer({
   db,
@@ -53,7 +70,11 @@ const consumer = await startConsumer({
       .values(events.map((e) => ({ event_id: e.id })))
       .execute();
     lastApplied = Date.now();
-    for (const e of events) latencies.push(lastApplied - Date.parse(e.time));
+    for (const e of events) {
+      latencies.push(lastApplied - Date.parse(e.time));
+      const stored = storedAt.get(e.id);
+      if (stored !== undefined) stages.apply.push(lastApplied - stored);
+    }
   },
 });
 const relay = startOutboxRelay({
@@ -65,6 +86,7 @@ const relay = startOutboxRelay({
 });
 
 const started = Date.now();
+loopDelay.enable();
 let next = 0;
 await Promise.all(
   Array.from({ length: PRODUCERS }, async () => {
@@ -78,7 +100,7 @@ await Promise.all(
       }
       const n = Math.min(PER_TX, TOTAL - next);
       next += n;
-      await db.transaction().execute((trx) =>
+      const written = await db.transaction().execute((trx) =>
         enqueue(
           trx,
           topology,
@@ -90,11 +112,25 @@ await Promise.all(
           })),
         ),
       );
+      const now = Date.now();
+      for (const e of written) {
+        created.set(e.id, Date.parse(e.time));
+        committedAt.set(e.id, now);
+      }
     }
   }),
 );
 const committed = Date.now();
 while (latencies.length < TOTAL) await new Promise((r) => setTimeout(r, 20));
+
+loopDelay.disable();
+observer.unsubscribe();
+for (const [id, time] of created) {
+  const commit = committedAt.get(id)!;
+  const stored = storedAt.get(id);
+  stages.commit.push(commit - time);
+  if (stored !== undefined) stages.relay.push(stored - commit);
+}
 
 await consumer.stop();
 await relay.stop();
@@ -103,9 +139,12 @@ await nats.close();
 await db.destroy();
 await dropDatabase(url);
 
-latencies.sort((a, b) => a - b);
-const pct = (p: number) =>
-  latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const summary = (values: number[]) => {
+  const sorted = values.sort((a, b) => a - b);
+  return `p50 ${percentile(sorted, 50)} ms, p95 ${percentile(sorted, 95)} ms, p99 ${percentile(sorted, 99)} ms, max ${sorted.at(-1)} ms`;
+};
 const seconds = (lastApplied - started) / 1000;
 console.log(
   `events: ${TOTAL} in ${PER_TX}-event transactions from ${PRODUCERS} producers${RATE ? `, scheduled at ${RATE} events/s` : ", a burst"}`,
@@ -114,6 +153,11 @@ console.log(
   `producers committed all in ${((committed - started) / 1000).toFixed(2)} s (${Math.round(TOTAL / ((committed - started) / 1000))} events/s)`,
 );
 console.log(`commit → applied: ${Math.round(TOTAL / seconds)} events/s end to end (${seconds.toFixed(2)} s)`);
+console.log(`latency commit → applied: ${summary(latencies)}; load average (1 min) ${loadavg()[0]!.toFixed(2)}`);
+console.log(`  created → committed (producer): ${summary(stages.commit)}`);
+console.log(`  committed → stored in the stream (relay): ${summary(stages.relay)}`);
+console.log(`  stored → applied (consumer, ${stages.apply.length} of ${TOTAL} seen stored): ${summary(stages.apply)}`);
+const ms = (ns: number) => (ns / 1e6).toFixed(1);
 console.log(
-  `latency commit → applied: p50 ${pct(50)} ms, p95 ${pct(95)} ms, p99 ${pct(99)} ms, max ${latencies.at(-1)} ms; load average (1 min) ${loadavg()[0]!.toFixed(2)}`,
+  `  event-loop delay of this process: p50 ${ms(loopDelay.percentile(50))} ms, p99 ${ms(loopDelay.percentile(99))} ms, max ${ms(loopDelay.max)} ms`,
 );
