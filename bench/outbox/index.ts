@@ -153,10 +153,14 @@ console.log(
   `producers committed all in ${((committed - started) / 1000).toFixed(2)} s (${Math.round(TOTAL / ((committed - started) / 1000))} events/s)`,
 );
 console.log(`commit → applied: ${Math.round(TOTAL / seconds)} events/s end to end (${seconds.toFixed(2)} s)`);
-console.log(`latency commit → applied: ${summary(latencies)}; load average (1 min) ${loadavg()[0]!.toFixed(2)}`);
+console.log(
+  `latency commit → applied: ${summary(latencies)}; load average (1 min) ${loadavg()[0]!.toFixed(2)}`,
+);
 console.log(`  created → committed (producer): ${summary(stages.commit)}`);
 console.log(`  committed → stored in the stream (relay): ${summary(stages.relay)}`);
-console.log(`  stored → applied (consumer, ${stages.apply.length} of ${TOTAL} seen stored): ${summary(stages.apply)}`);
+console.log(
+  `  stored → applied (consumer, ${stages.apply.length} of ${TOTAL} seen stored): ${summary(stages.apply)}`,
+);
 const ms = (ns: number) => (ns / 1e6).toFixed(1);
 console.log(
   `  event-loop delay of this process: p50 ${ms(loopDelay.percentile(50))} ms, p99 ${ms(loopDelay.percentile(99))} ms, max ${ms(loopDelay.max)} ms`,
