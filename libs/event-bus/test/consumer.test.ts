@@ -290,4 +290,51 @@ describe("inbox consumer", () => {
       await consumer.stop();
     }
   });
+
+  it("applies an event delivered twice in one batch once", async () => {
+    const event = createCloudEvent({
+      source: "agent-auth",
+      type: "human_not_registered",
+      data: testEvent(9_500).data,
+    });
+    // Two messages of one CloudEvent, stored before a new durable starts: its first pull delivers both, behind
+    // the stream's earlier messages.
+    for (let copy = 0; copy < 2; copy++) {
+      await jetstream(nc).publish(
+        subjectOf(topology, "AGENT_AUTH", "human_not_registered"),
+        JSON.stringify(event),
+      );
+    }
+    const batches: string[][] = [];
+    const consumer = await startConsumer({
+      db,
+      nats: nc,
+      topology,
+      stream: "AGENT_AUTH",
+      durable: "twice",
+      logger,
+      type: "human_not_registered",
+      batchHandler: async (events, trx) => {
+        batches.push(events.map((e) => e.id));
+        await trx
+          .insertInto("applied")
+          .values(events.map((e) => ({ event_id: e.id, n: e.data.n })))
+          .execute();
+      },
+    });
+    try {
+      await eventually(() => batches.flat().includes(event.id));
+      const jsm = await jetstreamManager(nc);
+      await eventually(async () => {
+        const info = await jsm.consumers.info(streamName(topology, "AGENT_AUTH"), "twice");
+        return info.num_pending === 0 && info.num_ack_pending === 0;
+      });
+      expect(batches.flat().filter((id) => id === event.id)).toHaveLength(1);
+      expect(await db.selectFrom("applied").select("n").where("event_id", "=", event.id).execute()).toEqual([
+        { n: 9_500 },
+      ]);
+    } finally {
+      await consumer.stop();
+    }
+  });
 });
