@@ -13,6 +13,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   buildDIDFromAddress,
+  CHALLENGE_NONCE_PATTERN,
   configureHumanProofServer,
   createAttestationAwareSelector,
   createHumanProofClientExtension,
@@ -239,6 +240,24 @@ describe("human-proof in the x402 flow", () => {
     expect((await ourAgent(pairedAgent)(`${paid.url}/report`)).status).toBe(200);
     expect(await storage.decrementIfAboveZero("31337", `${paid.url}/report`)).toBe(0);
     expect(await storage.decrementIfAboveZero("31337", `${paid.url}/humans-only`)).toBeNull();
+  });
+
+  it("every 402 answering a paid request carries a fresh challenge, nonce included, to sign the next proof on", async () => {
+    const challengeOf = (response: Response) => {
+      const required = decodePaymentRequiredHeader(response.headers.get("payment-required") ?? "");
+      return (required.extensions?.["human-proof"] as { info: { nonce?: string; issuedAt: string } }).info;
+    };
+    const unpaid = challengeOf(await fetch(`${paid.url}/humans-only`));
+    facilitator.verifyAnswer = async () => ({ isValid: false, invalidReason: "insufficient_funds" });
+    const refusedPayment = await ourAgent(pairedAgent)(`${paid.url}/humans-only`);
+    const refusedProof = await ourAgent(unpairedAgent)(`${paid.url}/humans-only`);
+    expect([refusal(refusedPayment), refusal(refusedProof)]).toEqual([
+      "insufficient_funds",
+      "not_registered",
+    ]);
+    const nonces = [unpaid, challengeOf(refusedPayment), challengeOf(refusedProof)].map((info) => info.nonce);
+    for (const nonce of nonces) expect(nonce).toMatch(CHALLENGE_NONCE_PATTERN);
+    expect(new Set(nonces).size).toBe(3);
   });
 
   it("gives the quota back when verification throws, when settlement fails, and when the handler fails", async () => {

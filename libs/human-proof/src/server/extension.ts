@@ -1,3 +1,4 @@
+import type { HTTPTransportContext } from "@x402/core/server";
 import type { PaymentRequiredContext, ResourceServerExtension } from "@x402/core/types";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA, HUMAN_PROOF } from "../common/constants.ts";
 import type { HumanProofChallenge, HumanProofExtensionInfo } from "../common/types.ts";
@@ -71,11 +72,12 @@ function domainOf(resourceUri: string): string {
   }
 }
 
+/** A challenge as a 402 sends it, or without its nonce where none will be sent (`nonces` undefined). */
 function challengeFor(
   options: DeclareHumanProofOptions,
   context: PaymentRequiredContext,
   ownershipSchema: string,
-  nonces: ChallengeNonces,
+  nonces: ChallengeNonces | undefined,
 ): HumanProofChallenge {
   const resourceUri = options.resourceUri ?? context.resourceInfo.url;
   const networks = options.network
@@ -88,14 +90,14 @@ function challengeFor(
     uri: resourceUri,
     issuedAt: new Date(issuedAt).toISOString(),
   };
-  const info: HumanProofExtensionInfo = {
+  const info = {
     domain: terms.domain,
     uri: resourceUri,
     version: options.version ?? "1",
-    nonce: nonces.issue(terms),
+    ...(nonces ? { nonce: nonces.issue(terms) } : {}),
     issuedAt: terms.issuedAt,
     requiredAttestations: [ownershipSchema],
-  };
+  } as HumanProofExtensionInfo;
   if (resourceUri) info.resources = [resourceUri];
   if (options.expirationSeconds !== undefined) {
     info.expirationTime = new Date(issuedAt + options.expirationSeconds * 1000).toISOString();
@@ -105,6 +107,22 @@ function challengeFor(
     .filter((network) => network.startsWith("eip155:"))
     .map((chainId) => ({ chainId, type: "eip191" as const }));
   return { info, supportedChains, schema: buildHumanProofSchema() };
+}
+
+/**
+ * Whether this is the payment-required response x402's HTTP server builds for a request that came with a payment,
+ * before anything was refused: it matches the payment against that response, and never sends it (every 402 it
+ * sends later in the request is built again, with an error, and receives the challenge issued here as its
+ * declaration). Its challenge needs no nonce: the nonce is a dynamic field, outside x402's echo comparison, and
+ * issuing one (random bytes and an HMAC) was most of the extension's cost on every paid request.
+ */
+function paymentArrived(declaration: unknown, context: PaymentRequiredContext): boolean {
+  const request = (context.transportContext as HTTPTransportContext | undefined)?.request;
+  return (
+    context.error === undefined &&
+    isHumanProofDeclaration(declaration) &&
+    Boolean(request?.adapter.getHeader("payment-signature"))
+  );
 }
 
 /**
@@ -122,7 +140,12 @@ export function createHumanProofExtension(
     dynamicInfoFields: HUMAN_PROOF_DYNAMIC_INFO_FIELDS,
     enrichPaymentRequiredResponse: async (declaration, context) => {
       const options = declaredOptions(declaration);
-      const challenge = challengeFor(options, context, ownershipSchema, nonces);
+      const challenge = challengeFor(
+        options,
+        context,
+        ownershipSchema,
+        paymentArrived(declaration, context) ? undefined : nonces,
+      );
       optionsOfIssuedChallenge.set(challenge, options);
       return challenge;
     },
