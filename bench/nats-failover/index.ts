@@ -1,10 +1,14 @@
 // What losing a NATS node costs a publisher on a 3-node JetStream cluster (the machine's nats-server, three processes
 // on loopback ports), the stream at 3 replicas: the node leading the stream, then the meta leader, SIGKILLed in turn,
 // ROUNDS times. Prints, per kill, the seconds from the kill until a JetStream publish is acknowledged again (the
-// publish stall) and the seconds from the node's restart until both of its peers are current on the stream.
+// publish stall), the seconds from the kill until a durable pull consumer (consumed as the services' consumers are,
+// `CONSUME_EXPIRES_MS`) receives a message published after it (the consume stall), and the seconds from the node's
+// restart until both of its peers are current on the stream. Every third kill is of the consumer's leader.
+// BENCH_CONSUME_EXPIRES_MS consumes with another pull expiry, to compare.
 import { setTimeout as sleep } from "node:timers/promises";
+import { CONSUME_EXPIRES_MS } from "@humanpass/event-bus";
 import { startNatsCluster } from "@humanpass/testing";
-import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
@@ -20,6 +24,19 @@ await jsm.streams.add({ name: "FAILOVER", subjects: ["failover.>"], num_replicas
 const js = jetstream(nc);
 let id = 0;
 
+await jsm.consumers.add("FAILOVER", { durable_name: "bench", ack_policy: AckPolicy.Explicit });
+const expires = Number(process.env.BENCH_CONSUME_EXPIRES_MS ?? CONSUME_EXPIRES_MS);
+let received = 0;
+let receivedAt = 0;
+const messages = await (await js.consumers.get("FAILOVER", "bench")).consume({ expires });
+void (async () => {
+  for await (const msg of messages) {
+    received = Math.max(received, Number(msg.headers?.get("Nats-Msg-Id")));
+    receivedAt = performance.now();
+    msg.ack();
+  }
+})();
+
 /** One publish, tried again every 50 ms until acknowledged (as the outbox relay retries its batch). */
 async function publishAcked(): Promise<void> {
   for (;;) {
@@ -32,19 +49,42 @@ async function publishAcked(): Promise<void> {
   }
 }
 
-const stalls: Record<string, number[]> = { "stream leader": [], "meta leader only": [] };
+const stalls: Record<string, number[]> = {
+  "stream leader": [],
+  "meta leader only": [],
+  "consumer leader": [],
+};
+const consumeStalls: Record<string, number[]> = {
+  "stream leader": [],
+  "meta leader only": [],
+  "consumer leader": [],
+};
 const catchUps: number[] = [];
 for (let round = 0; round < ROUNDS; round++) {
   for (let i = 0; i < 20; i++) await publishAcked();
   const streamLeader = (await jsm.streams.info("FAILOVER")).cluster?.leader;
-  const victim = round % 2 === 0 ? streamLeader : await cluster.metaLeader();
+  const consumerLeader = (await jsm.consumers.info("FAILOVER", "bench")).cluster?.leader;
+  const victim = [streamLeader, await cluster.metaLeader(), consumerLeader][round % 3];
   if (!victim) throw new Error("no leader");
-  const kind = victim === streamLeader ? "stream leader" : "meta leader only";
+  const kind =
+    victim === streamLeader
+      ? "stream leader"
+      : victim === consumerLeader
+        ? "consumer leader"
+        : "meta leader only";
   const killedAt = performance.now();
   await cluster.kill(victim);
   await publishAcked();
   const stall = (performance.now() - killedAt) / 1000;
   stalls[kind]!.push(stall);
+  // Published after the kill: the consumer has resumed once it holds this one.
+  const after = id;
+  while (received < after) {
+    await sleep(20);
+    await publishAcked();
+  }
+  const consumeStall = (receivedAt - killedAt) / 1000;
+  consumeStalls[kind]!.push(consumeStall);
   await cluster.restart(victim);
   const restartedAt = performance.now();
   for (;;) {
@@ -55,14 +95,18 @@ for (let round = 0; round < ROUNDS; round++) {
   const catchUp = (performance.now() - restartedAt) / 1000;
   catchUps.push(catchUp);
   console.log(
-    `kill ${round + 1}: ${victim} (${kind}): publish stalled ${stall.toFixed(1)} s; back and current ${catchUp.toFixed(1)} s after its restart`,
+    `kill ${round + 1}: ${victim} (${kind}): publish stalled ${stall.toFixed(1)} s, consume ${consumeStall.toFixed(1)} s; back and current ${catchUp.toFixed(1)} s after its restart`,
   );
 }
+messages.stop();
 await nc.close();
 await cluster.stop();
 
 const range = (xs: number[]) =>
   xs.length === 0 ? "-" : `${Math.min(...xs).toFixed(1)}-${Math.max(...xs).toFixed(1)} s (${xs.length})`;
 console.log(
-  `publish stall: stream leader killed ${range(stalls["stream leader"]!)}, meta leader only ${range(stalls["meta leader only"]!)}; catch-up after restart ${range(catchUps)}`,
+  `publish stall: stream leader killed ${range(stalls["stream leader"]!)}, meta leader only ${range(stalls["meta leader only"]!)}, consumer leader ${range(stalls["consumer leader"]!)}; catch-up after restart ${range(catchUps)}`,
+);
+console.log(
+  `consume stall (pull expiry ${expires} ms): stream leader killed ${range(consumeStalls["stream leader"]!)}, meta leader only ${range(consumeStalls["meta leader only"]!)}, consumer leader ${range(consumeStalls["consumer leader"]!)}`,
 );

@@ -81,6 +81,14 @@ export interface RunningConsumer {
   stop(): Promise<void>;
 }
 
+/**
+ * How long each of a consumer's pull requests lasts (nats.js's `expires`; its idle heartbeat is half of that). A
+ * pull left on a node that lost the consumer's leadership is never answered: the client pulls again when the pull
+ * expires or two heartbeats are missed. At nats.js's default of 30 s, consumers resumed 10-33 s after a NATS node
+ * loss (`npm run bench -- nats-failover`); an idle consumer's cost is one pull request per period.
+ */
+export const CONSUME_EXPIRES_MS = 5_000;
+
 const defaultBackoff = (attempt: number) => Math.min(250 * 2 ** (attempt - 1), 30_000);
 const defaultUnavailableBackoff = (n: number) => Math.min(100 * 2 ** n, 5_000);
 
@@ -149,7 +157,10 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
     streamName(options.topology, options.stream),
     durable,
   );
-  const messages: ConsumerMessages = await consumer.consume({ max_messages: batchSize * 2 });
+  const messages: ConsumerMessages = await consumer.consume({
+    max_messages: batchSize * 2,
+    expires: CONSUME_EXPIRES_MS,
+  });
 
   type Parsed = { msg: JsMsg; event: CloudEvent };
 
