@@ -84,8 +84,9 @@ export interface RunningConsumer {
 /**
  * How long each of a consumer's pull requests lasts (nats.js's `expires`; its idle heartbeat is half of that). A
  * pull left on a node that lost the consumer's leadership is never answered: the client pulls again when the pull
- * expires or two heartbeats are missed. At nats.js's default of 30 s, consumers resumed 10-33 s after a NATS node
- * loss (`npm run bench -- nats-failover`); an idle consumer's cost is one pull request per period.
+ * expires or two heartbeats are missed. At nats.js's default of 30 s a consumer could wait more than half a minute
+ * after a NATS node loss; below 5 s the wait is mostly the consumer's own leader election (`npm run bench --
+ * nats-failover`, docs/performance.md). An idle consumer's cost is one pull request per period.
  */
 export const CONSUME_EXPIRES_MS = 5_000;
 
