@@ -40,6 +40,11 @@ const SERVICE_RUNTIME_ENV: [string, string, string][] = [
     'an integer >= 0 (milliseconds): inbox rows are kept for the longest max_age of the service\'s streams plus this (never deleted while a stream has no max_age); docs/operations.md, "JetStream retention"',
   ],
   [
+    "OUTBOX_GATHER_MS",
+    "10",
+    'an integer from 0 to 1000 (milliseconds): once the outbox relay has published what it found, how long it lets further commits land before it looks again: fewer relay round trips, each event up to this much later (docs/performance.md, "payment-gateway")',
+  ],
+  [
     "PURGE_INTERVAL_MS",
     "60000",
     "an integer >= 1000 (milliseconds): how often published outbox rows and expired inbox rows are deleted",

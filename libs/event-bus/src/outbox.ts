@@ -186,9 +186,10 @@ export interface OutboxRelayOptions {
   purgeIntervalMs?: number;
   purgeBatchSize?: number;
   /**
-   * After a partial batch, how long to let further commits land before claiming again. Every commit notifies;
-   * without this pause a busy producer of small transactions costs one claim-and-mark transaction per commit
-   * (and as many that find nothing), more database work than the producer's own.
+   * After a partial batch, how long to let further commits land before claiming again (default 10). Every commit
+   * notifies; without this pause a producer of small transactions costs a relay cycle (claim, publish, mark: two
+   * round trips to Postgres, one to JetStream) per commit, more CPU than the producer's own work, taken from the
+   * requests its process serves. Each event waits at most this long more.
    */
   gatherMs?: number;
   /** Where the relay's series go (`humanpass_outbox_publish_*`); none without. */
@@ -216,7 +217,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const retainMs = Math.floor(options.retainPublishedMs ?? 3_600_000);
   const purgeIntervalMs = options.purgeIntervalMs ?? 60_000;
   const purgeBatchSize = Math.floor(options.purgeBatchSize ?? 5_000);
-  const gatherMs = options.gatherMs ?? 2;
+  const gatherMs = options.gatherMs ?? 10;
   const publisher = new JetStreamBatchPublisher(nats, options.publishTimeoutMs ?? 5_000);
   const outbox = `${pg.escapeIdentifier(schema)}.outbox`;
   // The event as Postgres prints it: parsing the jsonb only to stringify it again cost more than publishing.

@@ -140,6 +140,25 @@ describe("outbox relay and inbox consumer", () => {
     }
   });
 
+  it("publishes the commits that land while it gathers in one batch", async () => {
+    const relay = startRelay({ pollIntervalMs: 600_000, gatherMs: 1_000 });
+    try {
+      await new Promise((r) => setTimeout(r, 500));
+      const before = relay.stats.published;
+      await enqueueMany(1, 60_000);
+      await new Promise((r) => setTimeout(r, 100));
+      await enqueueMany(1, 60_001);
+      await eventually(() => relay.stats.published === before + 2, 10_000);
+    } finally {
+      await relay.stop();
+    }
+    // A batch is marked in one transaction, so its rows share one publication time.
+    const { rows } = await sql<{ batches: number }>`
+      select count(distinct published_at)::int as batches from outbox
+      where event->'data'->>'n' in ('60000', '60001')`.execute(db);
+    expect(rows[0]?.batches).toBe(1);
+  });
+
   it("reconnects to Postgres after losing its connection and publishes what was committed meanwhile", async () => {
     const proxy = await TcpProxy.forUrl(database.url).start();
     const relay = startRelay({

@@ -119,6 +119,13 @@ const CommonEnvSchema = Type.Object({
     description:
       "an integer >= 0 (milliseconds): inbox rows are kept for the longest max_age of the service's streams plus this (never deleted while a stream has no max_age)",
   }),
+  OUTBOX_GATHER_MS: Type.Integer({
+    minimum: 0,
+    maximum: 1_000,
+    default: 10,
+    description:
+      "an integer from 0 to 1000 (milliseconds): once the outbox relay has published what it found, how long it lets further commits land before it looks again: fewer relay round trips, each event up to this much later",
+  }),
   PURGE_INTERVAL_MS: Type.Integer({
     minimum: 1_000,
     default: 60_000,
@@ -202,6 +209,7 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
         meter: metrics.meter,
         retainPublishedMs: config.OUTBOX_RETENTION_MS,
         purgeIntervalMs: config.PURGE_INTERVAL_MS,
+        gatherMs: config.OUTBOX_GATHER_MS,
       });
     }
     // Requests need Postgres; events wait in the outbox while NATS is away, so a NATS outage keeps pods in rotation.
