@@ -72,13 +72,18 @@ function domainOf(resourceUri: string): string {
   }
 }
 
+/** A challenge as a 402 sends it (`HumanProofChallenge`), or one that is never sent and so carries no nonce. */
+type IssuedChallenge = Omit<HumanProofChallenge, "info"> & {
+  info: Omit<HumanProofExtensionInfo, "nonce"> & { nonce?: string };
+};
+
 /** A challenge as a 402 sends it, or without its nonce where none will be sent (`nonces` undefined). */
 function challengeFor(
   options: DeclareHumanProofOptions,
   context: PaymentRequiredContext,
   ownershipSchema: string,
   nonces: ChallengeNonces | undefined,
-): HumanProofChallenge {
+): IssuedChallenge {
   const resourceUri = options.resourceUri ?? context.resourceInfo.url;
   const networks = options.network
     ? [options.network].flat()
@@ -90,14 +95,14 @@ function challengeFor(
     uri: resourceUri,
     issuedAt: new Date(issuedAt).toISOString(),
   };
-  const info = {
+  const info: IssuedChallenge["info"] = {
     domain: terms.domain,
     uri: resourceUri,
     version: options.version ?? "1",
     ...(nonces ? { nonce: nonces.issue(terms) } : {}),
     issuedAt: terms.issuedAt,
     requiredAttestations: [ownershipSchema],
-  } as HumanProofExtensionInfo;
+  };
   if (resourceUri) info.resources = [resourceUri];
   if (options.expirationSeconds !== undefined) {
     info.expirationTime = new Date(issuedAt + options.expirationSeconds * 1000).toISOString();
