@@ -49,16 +49,12 @@ async function publishAcked(): Promise<void> {
   }
 }
 
-const stalls: Record<string, number[]> = {
-  "stream leader": [],
-  "meta leader only": [],
-  "consumer leader": [],
-};
-const consumeStalls: Record<string, number[]> = {
-  "stream leader": [],
-  "meta leader only": [],
-  "consumer leader": [],
-};
+const KINDS = ["stream leader", "meta leader only", "consumer leader"] as const;
+type Kind = (typeof KINDS)[number];
+const perKind = () =>
+  Object.fromEntries(KINDS.map((kind) => [kind, [] as number[]])) as Record<Kind, number[]>;
+const stalls = perKind();
+const consumeStalls = perKind();
 const catchUps: number[] = [];
 for (let round = 0; round < ROUNDS; round++) {
   for (let i = 0; i < 20; i++) await publishAcked();
@@ -66,7 +62,7 @@ for (let round = 0; round < ROUNDS; round++) {
   const consumerLeader = (await jsm.consumers.info("FAILOVER", "bench")).cluster?.leader;
   const victim = [streamLeader, await cluster.metaLeader(), consumerLeader][round % 3];
   if (!victim) throw new Error("no leader");
-  const kind =
+  const kind: Kind =
     victim === streamLeader
       ? "stream leader"
       : victim === consumerLeader
@@ -76,7 +72,7 @@ for (let round = 0; round < ROUNDS; round++) {
   await cluster.kill(victim);
   await publishAcked();
   const stall = (performance.now() - killedAt) / 1000;
-  stalls[kind]!.push(stall);
+  stalls[kind].push(stall);
   // Published after the kill: the consumer has resumed once it holds this one.
   const after = id;
   while (received < after) {
@@ -84,7 +80,7 @@ for (let round = 0; round < ROUNDS; round++) {
     await publishAcked();
   }
   const consumeStall = (receivedAt - killedAt) / 1000;
-  consumeStalls[kind]!.push(consumeStall);
+  consumeStalls[kind].push(consumeStall);
   await cluster.restart(victim);
   const restartedAt = performance.now();
   for (;;) {
@@ -104,9 +100,6 @@ await cluster.stop();
 
 const range = (xs: number[]) =>
   xs.length === 0 ? "-" : `${Math.min(...xs).toFixed(1)}-${Math.max(...xs).toFixed(1)} s (${xs.length})`;
-console.log(
-  `publish stall: stream leader killed ${range(stalls["stream leader"]!)}, meta leader only ${range(stalls["meta leader only"]!)}, consumer leader ${range(stalls["consumer leader"]!)}; catch-up after restart ${range(catchUps)}`,
-);
-console.log(
-  `consume stall (pull expiry ${expires} ms): stream leader killed ${range(consumeStalls["stream leader"]!)}, meta leader only ${range(consumeStalls["meta leader only"]!)}, consumer leader ${range(consumeStalls["consumer leader"]!)}`,
-);
+const byKind = (of: Record<Kind, number[]>) => KINDS.map((kind) => `${kind} ${range(of[kind])}`).join(", ");
+console.log(`publish stall, by node killed: ${byKind(stalls)}; catch-up after restart ${range(catchUps)}`);
+console.log(`consume stall (pull expiry ${expires} ms), by node killed: ${byKind(consumeStalls)}`);
