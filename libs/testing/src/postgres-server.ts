@@ -116,6 +116,21 @@ export class PostgresWorkDir {
     return instance;
   }
 
+  /**
+   * A fresh instance from a copy of `backup`'s data directory (a base backup taken by `basebackup`), `settings`
+   * (a restore_command, a recovery target) appended to its postgresql.auto.conf and recovery.signal written; not
+   * started.
+   */
+  async restore(name: string, backup: OwnPostgres, settings: string[]): Promise<OwnPostgres> {
+    const instance = await this.instance(name);
+    await run("cp", ["-a", backup.data, instance.data]);
+    this.configure(instance, "postgresql.auto.conf", settings);
+    const signal = path.join(instance.data, "recovery.signal");
+    writeFileSync(signal, "");
+    if (asRoot) chownSync(signal, await postgresUid(), -1);
+    return instance;
+  }
+
   async remove(): Promise<void> {
     for (const instance of this.instances)
       if (existsSync(path.join(instance.data, "postmaster.pid")))
