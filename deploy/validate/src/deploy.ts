@@ -13,6 +13,7 @@ import { repoPath } from "./paths.ts";
 import { placeholderProblems } from "./placeholders.ts";
 import { platformProblems } from "./platforms.ts";
 import { policyProblems } from "./policy.ts";
+import { postgresClusterProblems } from "./postgres-cluster.ts";
 import type { Problem } from "./problems.ts";
 import { serviceConfigs } from "./service-config.ts";
 
@@ -106,6 +107,7 @@ export async function validateDeploy(root: string, options: DeployOptions = {}):
       problems.push(...placeholderProblems(manifests, where));
       problems.push(...policyProblems(manifests, where));
       problems.push(...connectionBudgetProblems(manifests, where));
+      problems.push(...postgresClusterProblems(manifests, where));
       checkManifestEnv(manifests, where, configs, problems, warnings);
       const using = valuesFile ? ` with ${path.relative(root, valuesFile) || valuesFile}` : "";
       checked.push(`${where}${using} (${manifests.length} manifests)`);
