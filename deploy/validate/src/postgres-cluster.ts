@@ -23,7 +23,9 @@ export function postgresClusterProblems(manifests: unknown[], where: string): Pr
   const objectStores = new Set(
     all.filter((m) => m?.kind === "ObjectStore").map((m) => m.metadata?.name as string),
   );
-  for (const cluster of all.filter((m) => m?.kind === "Cluster" && m.apiVersion === "postgresql.cnpg.io/v1")) {
+  for (const cluster of all.filter(
+    (m) => m?.kind === "Cluster" && m.apiVersion === "postgresql.cnpg.io/v1",
+  )) {
     const name = cluster.metadata?.name as string;
     const add = (path: string, message: string) =>
       problems.push({ where: `${where}: Cluster/${name}`, path, message });
@@ -51,7 +53,7 @@ export function postgresClusterProblems(manifests: unknown[], where: string): Pr
       if (instances < Number(synchronous.number) + 2)
         add(
           "/spec/instances",
-          `${instances} instances: the primary, ${synchronous.number} synchronous standby(s) and one more, so writes go on while one standby is down`,
+          `${instances} instance(s), fewer than the primary, ${synchronous.number} synchronous standby(s) and one more to keep writes going while a standby is down`,
         );
     }
     if (spec.monitoring?.enablePodMonitor === true)
