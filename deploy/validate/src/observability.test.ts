@@ -10,15 +10,15 @@ import {
   alertRules,
   dashboardExpressions,
   documentedSeries,
-  headingAnchors,
   POSTGRES_DASHBOARD_FILE,
   prometheusRule,
   promtool,
   RULE_FILES,
+  RUNBOOK_URL_BASE,
+  RUNBOOKS_DIR,
   ruleGroups,
   rulesWithFor,
 } from "./observability.ts";
-import { repoPath } from "./paths.ts";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "humanpass-observability-"));
 const rules = alertRules();
@@ -55,17 +55,15 @@ describe.each(RULE_FILES)("deploy/observability: $rules", (ruleFile) => {
     expect(missing).toEqual([]);
   });
 
-  it("gives every alert a severity, a summary and a runbook_url into a section of docs/operations.md or a runbook of docs/runbooks", () => {
-    const anchors = headingAnchors();
+  it("gives every alert a severity, a summary and a runbook_url to its own page docs/runbooks/<alert>.md", () => {
     const problems = fileRules.flatMap((r) => {
       const url = r.annotations?.runbook_url ?? "";
-      const anchor = url.match(/\/docs\/operations\.md#([\w-]+)$/)?.[1];
-      const runbook = url.match(/\/blob\/main\/(docs\/runbooks\/[\w-]+\.md)$/)?.[1];
-      const found = anchor ? anchors.has(anchor) : runbook !== undefined && existsSync(repoPath(runbook));
       return [
         ...(["critical", "warning"].includes(r.labels?.severity ?? "") ? [] : [`${r.alert}: severity`]),
         ...(r.annotations?.summary ? [] : [`${r.alert}: no summary`]),
-        ...(found ? [] : [`${r.alert}: runbook_url ${url} has no section or runbook`]),
+        ...(url === `${RUNBOOK_URL_BASE}${r.alert}.md` && existsSync(path.join(RUNBOOKS_DIR, `${r.alert}.md`))
+          ? []
+          : [`${r.alert}: runbook_url ${url} is not its page docs/runbooks/${r.alert}.md`]),
       ];
     });
     expect(problems).toEqual([]);
