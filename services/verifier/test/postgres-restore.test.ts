@@ -1,5 +1,5 @@
 /**
- * The restore drill: a point-in-time recovery as docs/runbooks/HumanpassPostgresRestore.md has an operator do it
+ * The restore drill: a point-in-time recovery as docs/runbooks/postgres-restore.md has an operator do it
  * with CloudNativePG (a base backup plus the WAL archive, replayed into a fresh instance up to a chosen time), done
  * here with the installed Postgres on loopback. The primary archives every WAL segment to a folder (the object
  * store's stand-in) while the verifier records verifications; a base backup is taken mid-workload, the workload
