@@ -8,6 +8,7 @@ import {
   ALERTS_FILE,
   ALERTS_TEST_FILE,
   alertRules,
+  DASHBOARD_FILE,
   dashboardExpressions,
   documentedSeries,
   POSTGRES_DASHBOARD_FILE,
@@ -133,8 +134,27 @@ describe("deploy/observability/dashboard.json", () => {
     expect(expressions.length).toBeGreaterThan(40);
   });
 
+  it("a panel with a series nobody exports, or a broken expression, is reported", () => {
+    expect(metricNames('sum(rate(humanpass_nobody_total{a="b"}[1m])) / up').names).toEqual([
+      "humanpass_nobody_total",
+      "up",
+    ]);
+    expect(series.has("humanpass_nobody_total")).toBe(false);
+    expect(metricNames("sum(rate(x[1m])").errors.length).toBeGreaterThan(0);
+    const file = path.join(scratch, "bad.yml");
+    writeFileSync(
+      file,
+      JSON.stringify({ groups: [{ name: "d", rules: [{ record: "r", expr: "rate(x[1m]" }] }] }),
+    );
+    expect(promtool(["check", "rules", file]).ok).toBe(false);
+  });
+});
+
+describe.each([DASHBOARD_FILE, POSTGRES_DASHBOARD_FILE])("the dashboard %s", (dashboard) => {
+  const expressions = dashboardExpressions(dashboard);
+
   it("has expressions promtool parses (as recording rules)", () => {
-    const file = path.join(scratch, "dashboard-rules.yml");
+    const file = path.join(scratch, `${path.basename(dashboard)}-rules.yml`);
     const recording = expressions.map((e, i) => ({
       record: `dashboard:expr_${i}`,
       expr: withGrafanaVariables(e.expr),
@@ -153,43 +173,6 @@ describe("deploy/observability/dashboard.json", () => {
         ...errors.map((at) => `${e.panel}: syntax error at ${at}`),
       ];
     });
-    expect(unknown).toEqual([]);
-  });
-
-  it("a panel with a series nobody exports, or a broken expression, is reported", () => {
-    expect(metricNames('sum(rate(humanpass_nobody_total{a="b"}[1m])) / up').names).toEqual([
-      "humanpass_nobody_total",
-      "up",
-    ]);
-    expect(series.has("humanpass_nobody_total")).toBe(false);
-    expect(metricNames("sum(rate(x[1m])").errors.length).toBeGreaterThan(0);
-    const file = path.join(scratch, "bad.yml");
-    writeFileSync(
-      file,
-      JSON.stringify({ groups: [{ name: "d", rules: [{ record: "r", expr: "rate(x[1m]" }] }] }),
-    );
-    expect(promtool(["check", "rules", file]).ok).toBe(false);
-  });
-});
-
-describe("deploy/observability/postgres-dashboard.json", () => {
-  const expressions = dashboardExpressions(POSTGRES_DASHBOARD_FILE);
-
-  it("has expressions promtool parses, selecting only series docs/metrics.md lists", () => {
-    const file = path.join(scratch, "postgres-dashboard-rules.yml");
-    const recording = expressions.map((e, i) => ({
-      record: `dashboard:expr_${i}`,
-      expr: withGrafanaVariables(e.expr),
-    }));
-    writeFileSync(file, JSON.stringify({ groups: [{ name: "dashboard", rules: recording }] }));
-    const { ok, output } = promtool(["check", "rules", file]);
-    expect(ok, output).toBe(true);
-    expect(expressions.length).toBeGreaterThan(10);
-    const unknown = expressions.flatMap((e) =>
-      metricNames(withGrafanaVariables(e.expr))
-        .names.filter((n) => !series.has(n))
-        .map((n) => `${e.panel}: ${n}`),
-    );
     expect(unknown).toEqual([]);
   });
 });
