@@ -62,7 +62,7 @@ export async function validateManifests(sets: { where: string; manifests: unknow
   const problems: Problem[] = [];
   const forStrictCheck: Parameters<typeof strictProblems>[0] = [];
   for (const { where, manifests } of sets) {
-    // Each set is a render of its own: an overlay with a component holds the overlay's objects again.
+    // Each set is a render of its own: an overlay built on another (prod-restore on prod) holds its objects again.
     const seen = new Set<string>();
     for (const [index, raw] of manifests.entries()) {
       const m = raw as Manifest;

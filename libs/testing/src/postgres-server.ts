@@ -52,7 +52,6 @@ export interface OwnPostgres {
   start(): Promise<void>;
   /** SIGKILL to the postmaster: what the loss of the node does to it. */
   kill(): void;
-  stop(): Promise<void>;
 }
 
 /**
@@ -94,13 +93,13 @@ export class PostgresWorkDir {
 
   /**
    * A copy of `source` taken by pg_basebackup (`wal`: `stream` takes the WAL with it, `none` leaves it to a
-   * restore_command), with `settings` appended to its postgresql.auto.conf and `signal` (standby.signal,
-   * recovery.signal) written; not started.
+   * restore_command), with `settings` appended to its postgresql.auto.conf, and standby.signal when it is to run
+   * as `source`'s standby; not started.
    */
   async basebackup(
     name: string,
     source: OwnPostgres,
-    options: { wal: "stream" | "none"; settings: string[]; signal?: "standby" | "recovery" },
+    options: { wal: "stream" | "none"; settings: string[]; standby?: boolean },
   ): Promise<OwnPostgres> {
     const instance = await this.instance(name);
     await runPostgresProgram("pg_basebackup", [
@@ -108,11 +107,7 @@ export class PostgresWorkDir {
       ...["-D", instance.data, "-X", options.wal, "--checkpoint=fast", "--no-sync"],
     ]);
     this.configure(instance, "postgresql.auto.conf", options.settings);
-    if (options.signal) {
-      const signal = path.join(instance.data, `${options.signal}.signal`);
-      writeFileSync(signal, "");
-      if (asRoot) chownSync(signal, await postgresUid(), -1);
-    }
+    if (options.standby) await signal(instance, "standby");
     return instance;
   }
 
@@ -125,9 +120,7 @@ export class PostgresWorkDir {
     const instance = await this.instance(name);
     await run("cp", ["-a", backup.data, instance.data]);
     this.configure(instance, "postgresql.auto.conf", settings);
-    const signal = path.join(instance.data, "recovery.signal");
-    writeFileSync(signal, "");
-    if (asRoot) chownSync(signal, await postgresUid(), -1);
+    await signal(instance, "recovery");
     return instance;
   }
 
@@ -158,9 +151,6 @@ export class PostgresWorkDir {
         const postmaster = Number(readFileSync(path.join(data, "postmaster.pid"), "utf8").split("\n")[0]);
         process.kill(postmaster, "SIGKILL");
       },
-      stop: async () => {
-        await runPostgresProgram("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"]);
-      },
     };
     this.instances.push(instance);
     return instance;
@@ -178,6 +168,13 @@ export class PostgresWorkDir {
       ].join("\n"),
     );
   }
+}
+
+/** The file that starts an instance as a standby or in targeted recovery. */
+async function signal(instance: OwnPostgres, kind: "standby" | "recovery"): Promise<void> {
+  const file = path.join(instance.data, `${kind}.signal`);
+  writeFileSync(file, "");
+  if (asRoot) chownSync(file, await postgresUid(), -1);
 }
 
 async function postgresUid(): Promise<number> {

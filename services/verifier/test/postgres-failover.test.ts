@@ -65,7 +65,7 @@ beforeAll(async () => {
   primary = await work.initdb("primary", [`synchronous_standby_names = '${SYNCHRONOUS_STANDBY_NAMES}'`]);
   standby = await work.basebackup("standby", primary, {
     wal: "stream",
-    signal: "standby",
+    standby: true,
     settings: [
       `primary_conninfo = 'host=127.0.0.1 port=${primary.port} user=postgres application_name=standby'`,
       // Promoted, it runs alone until the operator attaches a new standby.
