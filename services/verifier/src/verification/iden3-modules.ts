@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export type Iden3Auth = typeof import("@iden3/js-iden3-auth");
-export type JsSdk = typeof import("@iden3/js-iden3-auth/node_modules/@0xpolygonid/js-sdk");
+export type JsSdk = typeof import("@0xpolygonid/js-sdk");
 export type JsJwz = typeof import("@iden3/js-jwz");
 export type JsCrypto = typeof import("@iden3/js-crypto");
 export type JsIden3Core = typeof import("@iden3/js-iden3-core");
