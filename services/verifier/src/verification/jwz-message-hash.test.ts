@@ -17,7 +17,11 @@ describe("JWZ message hash through node:crypto", () => {
       (await token.getMessageHash()).reverse();
       expect(await token.getMessageHash()).toEqual(expected);
       expect(token.serializeHeaders()).toBe(parsed.serializeHeaders());
-      expect([token.alg, token.circuitId, token.zkProof]).toEqual([parsed.alg, parsed.circuitId, parsed.zkProof]);
+      expect([token.alg, token.circuitId, token.zkProof]).toEqual([
+        parsed.alg,
+        parsed.circuitId,
+        parsed.zkProof,
+      ]);
     }
   });
 
@@ -40,6 +44,8 @@ describe("JWZ message hash through node:crypto", () => {
     useNodeCryptoForJwzMessageHash(packageManager);
     const packer = packageManager.packers.get(jsSdk.PROTOCOL_CONSTANTS.MediaType.ZKPMessage);
     expect(packer).toBeInstanceOf(NodeCryptoHashZkpPacker);
-    expect((packer as InstanceType<typeof NodeCryptoHashZkpPacker>).verificationParamsMap).toBe(verificationParams);
+    expect((packer as InstanceType<typeof NodeCryptoHashZkpPacker>).verificationParamsMap).toBe(
+      verificationParams,
+    );
   });
 });

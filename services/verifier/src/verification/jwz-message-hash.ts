@@ -20,7 +20,8 @@ export class NodeCryptoHashToken extends jsJwz.Token {
     token.alg = parsed.alg;
     token.circuitId = parsed.circuitId;
     token.zkProof = parsed.zkProof;
-    for (const [key, value] of Object.entries(JSON.parse(parsed.serializeHeaders()))) token.setHeader(key, value);
+    for (const [key, value] of Object.entries(JSON.parse(parsed.serializeHeaders())))
+      token.setHeader(key, value);
     return token;
   }
 
