@@ -220,7 +220,8 @@ export function checkSubscriberGrant(grant: SubscriberGrant): void {
 /**
  * A subscriber in its own account: everything on the copies of its streams except changing them (their sources
  * are what the topology user set), so any consumer, durable or ephemeral, pull or push, whose deliveries stay in
- * that account. Not the imports (`$JS.HUMANPASS.API.…`, `$JS.FC.…`): only the account's own streams use them.
+ * that account, and any subscription there. Not the imports (`$JS.HUMANPASS.API.…`, `$JS.FC.…`): only the
+ * account's own streams use them.
  */
 export function subscriberPermissions(grant: SubscriberGrant, topology: Topology): Permissions {
   checkSubscriberGrant(grant);
@@ -241,7 +242,8 @@ export function subscriberPermissions(grant: SubscriberGrant, topology: Topology
         "$JS.ACK.>",
       ],
     },
-    subscribe: { allow: ["_INBOX.>", `${inboxPrefixOf(subscriberUser(grant.name))}.>`] },
+    // Its own account's subjects only: its inboxes, its push consumers' deliver subjects.
+    subscribe: { allow: [">"] },
   };
 }
 
