@@ -94,12 +94,12 @@ export function inboxPrefixOf(user: string): string {
 const API = "$JS.API";
 
 /**
- * What a durable's reader needs: create (the forms nats.js sends: `CONSUMER.CREATE.<stream>.<durable>[.<filter>]`,
- * and `CONSUMER.DURABLE.CREATE` of older clients), info, pull, ack; delete when `canDelete`.
+ * What a durable's reader needs: create (the forms nats.js 3 sends to a 2.9 or later server,
+ * `CONSUMER.CREATE.<stream>.<durable>[.<filter>]`: not the older `CONSUMER.DURABLE.CREATE`), info, pull, ack;
+ * delete when `canDelete`.
  */
 function durableSubjects(stream: string, durable: string, canDelete: boolean): string[] {
   return [
-    `${API}.CONSUMER.DURABLE.CREATE.${stream}.${durable}`,
     `${API}.CONSUMER.CREATE.${stream}.${durable}`,
     `${API}.CONSUMER.CREATE.${stream}.${durable}.>`,
     `${API}.CONSUMER.INFO.${stream}.${durable}`,
