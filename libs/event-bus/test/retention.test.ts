@@ -43,7 +43,11 @@ let jsm: JetStreamManager;
 async function topologyStep(env: Record<string, string>, args: string[] = []) {
   return promisify(execFile)(
     process.execPath,
-    ["--conditions=@humanpass/source", path.join(REPO_ROOT, "deploy/k8s/base/migrations/topology.mjs"), ...args],
+    [
+      "--conditions=@humanpass/source",
+      path.join(REPO_ROOT, "deploy/k8s/base/migrations/topology.mjs"),
+      ...args,
+    ],
     { env: { PATH: process.env.PATH ?? "", NATS_URL: cluster.url, EVENTS_PREFIX: topology.prefix, ...env } },
   );
 }

@@ -160,7 +160,9 @@ export async function runNats(
     io.err(`${stream} ${applied ? "updated" : "differs from the topology"}: ${changes.join(", ")}`);
   if (drifts.length === 0 || applied) return 0;
   if (options.update === "show") {
-    io.err("nothing changed: add --confirm to apply these (a smaller limit removes the stored events beyond it)");
+    io.err(
+      "nothing changed: add --confirm to apply these (a smaller limit removes the stored events beyond it)",
+    );
     return 1;
   }
   io.err(

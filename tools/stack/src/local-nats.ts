@@ -82,7 +82,10 @@ export async function startLocalNats(options: {
       ...["-l", path.join(options.storeDir, "server.log")],
     ],
     {
-      env: { PATH: process.env.PATH ?? "", ...Object.fromEntries(users.map((u) => [passwordVariable(u), passwordOf(u)])) },
+      env: {
+        PATH: process.env.PATH ?? "",
+        ...Object.fromEntries(users.map((u) => [passwordVariable(u), passwordOf(u)])),
+      },
       stdio: "ignore",
     },
   );
@@ -93,7 +96,12 @@ export async function startLocalNats(options: {
   };
   for (let tries = 0; ; tries++) {
     try {
-      const nc = await connect({ servers: url, user: OPERATOR_USER, pass: passwordOf(OPERATOR_USER), reconnect: false });
+      const nc = await connect({
+        servers: url,
+        user: OPERATOR_USER,
+        pass: passwordOf(OPERATOR_USER),
+        reconnect: false,
+      });
       await nc.close();
       return { url, pid: server.pid!, subscribers, passwordOf, stop };
     } catch (e) {

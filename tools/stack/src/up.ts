@@ -30,7 +30,9 @@ const databaseUrl = process.env.HUMANPASS_DATABASE_URL ?? base.toString();
 let nats: LocalNats | undefined;
 if (!process.env.HUMANPASS_NATS_URL) {
   const port = Number(process.env.HUMANPASS_NATS_PORT || 14222);
-  out(`humanpass: starting NATS on 127.0.0.1:${port} with deploy/compose/nats-users.conf (store in .run/nats-up)`);
+  out(
+    `humanpass: starting NATS on 127.0.0.1:${port} with deploy/compose/nats-users.conf (store in .run/nats-up)`,
+  );
   nats = await startLocalNats({
     port,
     storeDir: path.join(REPO_ROOT, ".run/nats-up"),
@@ -67,7 +69,6 @@ const stack = await startStack({
   throw e;
 });
 
-
 const agent = (i: number) => {
   const account = stack.devnet.accounts[i]!;
   return { address: account.address, did: didFromAddress(account.address), privateKey: account.privateKey };
@@ -81,7 +82,9 @@ writeStackFile({
   facilitatorUrl: stack.facilitator.url,
   prefix: stack.prefix,
   natsUrl,
-  ...(nats ? { natsUser: { user: OPERATOR_USER, pass: nats.passwordOf(OPERATOR_USER) }, natsPid: nats.pid } : {}),
+  ...(nats
+    ? { natsUser: { user: OPERATOR_USER, pass: nats.passwordOf(OPERATOR_USER) }, natsPid: nats.pid }
+    : {}),
   urls: stack.urls,
   ownershipSchema: stack.seed.schemas.agentOwnership,
   pairedAgents: [4, 5, 6, 7].map(agent),
