@@ -65,9 +65,9 @@ export interface TopologyOptions extends StreamsOptions {
 }
 
 /**
- * Creates or updates the streams with exactly this configuration (replicas and retention included): what the
- * topology step runs, and tests that create their own streams. Services never call it: they wait for their
- * streams (`waitForStreams`), so a service start cannot undo an operator's retention or replicas.
+ * Creates the streams, and updates existing ones to exactly this configuration (replicas and retention included)
+ * unless `update: false`: tests that create their own streams, and `applyTopology`. Services never call it: they
+ * wait for their streams (`waitForStreams`), so a service start cannot undo an operator's retention or replicas.
  */
 export async function ensureStreams(
   jsm: JetStreamManager,
@@ -124,7 +124,7 @@ export function subscriberStreamConfig(
 type StreamSettings = Partial<StreamConfig> & { name: string };
 
 /** What `config` sets that `existing` has otherwise, one `field: old → new` each. */
-export function streamDifferences(existing: StreamConfig, config: StreamSettings): string[] {
+function streamDifferences(existing: StreamConfig, config: StreamSettings): string[] {
   return Object.entries(config)
     .filter(([key, value]) => JSON.stringify(existing[key as keyof StreamConfig]) !== JSON.stringify(value))
     .map(
@@ -154,9 +154,10 @@ async function createOrUpdate(
 }
 
 /**
- * Creates or updates every stream and the dead-letter stream, replicas and retention (DEFAULT_RETENTION unless
- * given): what the migrations step runs with the `topology` NATS user, the only one allowed to (services only wait
- * for their streams, `waitForStreams`). Running it again applies changed settings to existing streams.
+ * Creates every missing stream and the dead-letter stream, replicas and retention (DEFAULT_RETENTION unless given):
+ * what the migrations step runs with the `topology` NATS user, the only one allowed to (services only wait for their
+ * streams, `waitForStreams`). An existing stream that differs goes to `onDrift`, and is changed only with `update`
+ * (by `operator`: the topology user may not update a stream).
  */
 export async function applyTopology(
   jsm: JetStreamManager,
