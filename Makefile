@@ -108,7 +108,7 @@ migrate: infra build
 # Rebuilds attestations-api's read model from its streams (stop the service first): in the database of make up and
 # make migrate; as the attestations-api-reindex NATS user when NATS_ATTESTATIONS_API_REINDEX_PASSWORD is set (a NATS
 # that loads users.conf: make up's, NATS_URL=nats://127.0.0.1:14222 with dev-attestations-api-reindex). It creates and
-# changes no stream. In Kubernetes: the attestations-api-reindex CronJob (docs/operations.md).
+# changes no stream. In Kubernetes: the attestations-api-reindex CronJob (docs/deploy.md).
 reindex: infra build
 	@if [ -n "$$NATS_ATTESTATIONS_API_REINDEX_PASSWORD" ]; then export NATS_USER=attestations-api-reindex NATS_PASSWORD="$$NATS_ATTESTATIONS_API_REINDEX_PASSWORD"; fi; \
 	  DATABASE_URL=$${HUMANPASS_DATABASE_URL:-$${DATABASE_URL%/*}/humanpass} npm run -w @humanpass/attestations-api reindex

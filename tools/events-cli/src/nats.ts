@@ -32,7 +32,7 @@ subscriber   prints the account entry of subscriber-<name>: an account of its ow
 topology     creates every missing stream, the dead-letter stream and the subscribers' copies (--subscriber or
              $NATS_SUBSCRIBERS) as NATS_USER=topology (NATS_PASSWORD) where the server requires a user;
              --replicas or $JETSTREAM_REPLICAS (default 1); retention from $JETSTREAM_<STREAM>_MAX_AGE and
-             $JETSTREAM_<STREAM>_MAX_BYTES. An existing stream is never changed: its differences are printed.
+             $JETSTREAM_<STREAM>_MAX_BYTES (docs/deploy.md). An existing stream is never changed: its differences are printed.
              --update prints them and exits 1; --update --confirm applies them (a smaller limit removes stored
              events), as NATS_USER=operator: the topology user may not update a stream.
 `;

@@ -1,8 +1,8 @@
 /**
  * Creates the JetStream stream topology (every stream and the dead-letter stream, with JETSTREAM_REPLICAS and each
- * stream's JETSTREAM_<STREAM>_MAX_AGE / _MAX_BYTES) and the copies of each subscriber of NATS_SUBSCRIBERS
- * (`<name>=<STREAM,…>`, space separated) as the `topology` NATS user, the only service-side user allowed to create
- * one: services wait for their streams (deploy/k8s/base/nats/users.conf). An existing stream is not changed (the
+ * stream's JETSTREAM_<STREAM>_MAX_AGE / _MAX_BYTES, docs/deploy.md) and the copies of each subscriber of
+ * NATS_SUBSCRIBERS (`<name>=<STREAM,…>`, space separated) as the `topology` NATS user, the only service-side user
+ * allowed to create one: services wait for their streams (deploy/k8s/base/nats/users.conf). An existing stream is not changed (the
  * topology user may not update one): its differences are printed; `--update --confirm`, as the `operator` user,
  * applies them. The Kubernetes migration Job runs it from the same ConfigMap as run.mjs, compose's `nats-topology`
  * step mounts it, `make migrate` and `make up` run it too. Plain JavaScript, so plain `node` runs it in a service
