@@ -372,9 +372,11 @@ describe("service users", () => {
   it("the dead-letters user lists and replays dead letters, and changes no stream or durable", async () => {
     const nc = await server.connectAs(DEAD_LETTERS_USER);
     const operator = await server.connectAs("operator");
-    const original = await (await operatorJsm()).streams.getMessage("PAYMENTS", {
+    const original = (await (
+      await operatorJsm()
+    ).streams.getMessage("PAYMENTS", {
       last_by_subj: eventFor("PAYMENTS").subject,
-    });
+    }))!;
     await publishDeadLetter(operator, DEFAULT_TOPOLOGY, {
       consumer: "webhooks-payments",
       stream: "PAYMENTS",
@@ -564,13 +566,17 @@ describe("a subscriber (subscriber-acme: VERIFIER and AGENT_AUTH, in account SUB
     const agentAuth = await server.connectAs("agent-auth");
     const injected: string[] = [];
     const follower = agentAuth.subscribe(subjectOf(DEFAULT_TOPOLOGY, "CHAIN", "blocks_reverted"), {
-      callback: (_e, m) => injected.push(m.subject),
+      callback: (_e, m) => {
+        injected.push(m.subject);
+      },
     });
     await agentAuth.flush();
     // And so does the subscriber, in its own account: where its push consumer's deliveries arrive.
     const delivered: string[] = [];
     const own = nc.subscribe(subjectOf(DEFAULT_TOPOLOGY, "CHAIN", "blocks_reverted"), {
-      callback: (_e, m) => delivered.push(m.subject),
+      callback: (_e, m) => {
+        delivered.push(m.subject);
+      },
     });
     await nc.flush();
     const chainBefore = await messagesIn("CHAIN");
