@@ -29,6 +29,8 @@ export function devNatsPassword(user: string, env: Record<string, string | undef
 export interface LocalNats {
   url: string;
   pid: number;
+  /** The users file it loaded. */
+  config: string;
   /** The subscribers whose accounts it has: examples/subscriber's and `subscribers`. */
   subscribers: SubscriberGrant[];
   passwordOf(user: string): string;
@@ -103,7 +105,7 @@ export async function startLocalNats(options: {
         reconnect: false,
       });
       await nc.close();
-      return { url, pid: server.pid!, subscribers, passwordOf, stop };
+      return { url, pid: server.pid!, config, subscribers, passwordOf, stop };
     } catch (e) {
       if (tries >= 100 || server.exitCode !== null) {
         await stop();

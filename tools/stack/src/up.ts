@@ -99,7 +99,7 @@ for (const name of SERVICE_NAMES)
   out(`  ${name.padEnd(width)}  ${stack.urls[name].padEnd(24)} docs: ${docs(name)}`);
 out(`  ${"devnet".padEnd(width)}  ${stack.devnet.rpcUrl} (chain id ${stack.devnet.chainId})`);
 out(
-  `  ${"nats".padEnd(width)}  ${natsUrl.padEnd(24)} ${nats ? `users of deploy/compose/nats-users.conf, passwords dev-<user> (${nats.subscribers.map((g) => subscriberUser(g.name)).join(", ")} included)` : "no users"}`,
+  `  ${"nats".padEnd(width)}  ${natsUrl.padEnd(24)} ${nats ? `users of ${path.relative(REPO_ROOT, nats.config)}, passwords dev-<user> (${nats.subscribers.map((g) => subscriberUser(g.name)).join(", ")} included)` : "no users"}`,
 );
 out(
   `  ${"facilitator".padEnd(width)}  ${stack.facilitator.url.padEnd(24)} x402 facilitator API for the devnet (/supported, /verify, /settle)`,
