@@ -30,9 +30,7 @@ const databaseUrl = process.env.HUMANPASS_DATABASE_URL ?? base.toString();
 let nats: LocalNats | undefined;
 if (!process.env.HUMANPASS_NATS_URL) {
   const port = Number(process.env.HUMANPASS_NATS_PORT || 14222);
-  out(
-    `humanpass: starting NATS on 127.0.0.1:${port} with deploy/compose/nats-users.conf (store in .run/nats-up)`,
-  );
+  out(`humanpass: starting NATS on 127.0.0.1:${port} with the committed users (store in .run/nats-up)`);
   nats = await startLocalNats({
     port,
     storeDir: path.join(REPO_ROOT, ".run/nats-up"),
