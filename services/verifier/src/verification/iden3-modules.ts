@@ -20,7 +20,8 @@ interface Iden3Modules {
 /**
  * @iden3/js-iden3-auth is CommonJS and depends on its own copy of @0xpolygonid/js-sdk (1.39.4). Registries such as
  * js-jwz's proving methods are per module instance, so everything we plug in must come from the exact instances
- * the library itself requires, not from whatever an ESM import in this package would resolve to.
+ * the library itself requires, not from whatever an ESM import in this package would resolve to. The verifier's
+ * own @0xpolygonid/js-sdk, a dev dependency at the same version, is for types only.
  */
 const requireFromHere = createRequire(import.meta.url);
 const authEntry = requireFromHere.resolve("@iden3/js-iden3-auth");
