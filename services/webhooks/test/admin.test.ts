@@ -131,8 +131,9 @@ describe("the admin API", () => {
       logger,
       clock: time.clock,
       retryWindowMs: 86_400_000,
-      requestTimeoutMs: 2_000,
-      batchSize: 10,
+      attemptTimeoutMs: 2_000,
+      concurrency: 10,
+      endpointConcurrency: 10,
       metrics: recorded.metrics,
     });
     expect(await strict.runOnce()).toBe(1);
@@ -188,8 +189,9 @@ describe("the admin API", () => {
       logger,
       clock: time.clock,
       retryWindowMs: 86_400_000,
-      requestTimeoutMs: 2_000,
-      batchSize: 10,
+      attemptTimeoutMs: 2_000,
+      concurrency: 10,
+      endpointConcurrency: 10,
       metrics: recorded.metrics,
     });
 

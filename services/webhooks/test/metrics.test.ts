@@ -52,7 +52,7 @@ describe("webhooks /metrics", () => {
   it("exports the failure counters at 0 from the start, and the backlog of pending deliveries by state", async () => {
     const own = createMetrics({ serviceName: "webhooks" });
     createDeliveryMetrics(own.meter);
-    observeDeliveries(own.meter, h.db);
+    observeDeliveries(own.meter, h.db, 8);
     const app = await buildApp({
       logger: pino({ level: "silent" }),
       db: h.db,
