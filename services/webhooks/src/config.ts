@@ -21,7 +21,8 @@ export const WebhooksEnv = Type.Object({
   PORT: Env.port(8084),
   ADMIN_TOKEN: Type.String({
     minLength: 32,
-    description: "the admin API's bearer token, at least 32 characters (a published development token is refused when NODE_ENV=production)",
+    description:
+      "the admin API's bearer token, at least 32 characters (a published development token is refused when NODE_ENV=production)",
   }),
   WEBHOOK_ALLOWED_NETWORKS: Env.addressList(
     "comma-separated addresses and CIDRs reached although not public (plain http is accepted only there); when NODE_ENV=production each must lie within private, loopback or link-local ranges. Cloud metadata addresses are refused whatever this says",
@@ -51,7 +52,8 @@ export const WebhooksEnv = Type.Object({
   WEBHOOK_IDLE_MS: Type.Integer({
     minimum: 1,
     default: 200,
-    description: "an integer >= 1 (ms): how long a replica waits before it looks again when nothing more was due",
+    description:
+      "an integer >= 1 (ms): how long a replica waits before it looks again when nothing more was due",
   }),
 });
 
@@ -68,13 +70,14 @@ export function checkSettings(config: WebhooksSettings): void {
     if (DEVELOPMENT_ADMIN_TOKENS.includes(config.ADMIN_TOKEN))
       problems.push({
         variable: "ADMIN_TOKEN",
-        message: "is a development token published in this repository; it is refused when NODE_ENV=production",
+        message:
+          "is a development token published in this repository; it is refused when NODE_ENV=production",
       });
     const wide = networksBeyondPrivate(splitList(config.WEBHOOK_ALLOWED_NETWORKS));
     if (wide.length > 0)
       problems.push({
         variable: "WEBHOOK_ALLOWED_NETWORKS",
-        message: `${wide.join(", ")} reach beyond private, loopback and link-local networks; refused when NODE_ENV=production (name the networks of your receivers)`,
+        message: `${wide.join(", ")}: wider than private, loopback and link-local networks, refused when NODE_ENV=production (list the networks of your own receivers)`,
       });
   }
   if (problems.length > 0) throw new ConfigError(problems);

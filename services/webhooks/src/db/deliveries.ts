@@ -92,7 +92,12 @@ export async function recordOutcome(
 ): Promise<void> {
   const set =
     "delivered" in outcome
-      ? { status: "delivered" as const, delivered_at: outcome.delivered, last_error: null, leased_until: null }
+      ? {
+          status: "delivered" as const,
+          delivered_at: outcome.delivered,
+          last_error: null,
+          leased_until: null,
+        }
       : "retryAt" in outcome
         ? { next_attempt_at: outcome.retryAt, last_error: outcome.error, leased_until: null }
         : { status: "dead" as const, last_error: outcome.error, leased_until: null };

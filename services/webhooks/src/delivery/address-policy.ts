@@ -30,8 +30,7 @@ const PRIVATE_NETWORKS = [
   "fec0::/10",
 ].map((cidr) => ipaddr.parseCIDR(cidr));
 
-const v4 = (high: number, low: number) =>
-  new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+const v4 = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
 
 /**
  * The IPv4 addresses an IPv6 transition address leads to: IPv4-mapped and -translated (`::ffff:a.b.c.d`,

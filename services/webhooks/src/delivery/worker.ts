@@ -82,7 +82,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       const running: Promise<void> = attempt(claim)
         .catch((e: Error) =>
           // The lease runs out and the delivery is attempted again.
-          logger.warn({ endpoint: claim.endpointId, event: claim.eventId, err: e.message }, "webhook attempt failed"),
+          logger.warn(
+            { endpoint: claim.endpointId, event: claim.eventId, err: e.message },
+            "webhook attempt failed",
+          ),
         )
         .finally(() => {
           inFlight.delete(running);
