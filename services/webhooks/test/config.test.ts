@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { ConfigError } from "@humanpass/config";
 import { REPO_ROOT } from "@humanpass/testing";
@@ -26,6 +27,18 @@ describe("settings under NODE_ENV=production", () => {
       ).toEqual([
         { variable: "ADMIN_TOKEN", message: expect.stringContaining("refused when NODE_ENV=production") },
       ]);
+  });
+
+  it("knows every admin token the repository publishes (compose, make up, the k8s dev overlay)", () => {
+    const published = [
+      [/ADMIN_TOKEN: \$\{WEBHOOKS_ADMIN_TOKEN:-([^}]+)\}/, "docker-compose.yml"],
+      [/DEV_WEBHOOKS_ADMIN_TOKEN = "([^"]+)"/, "tools/stack/src/stack.ts"],
+      [/- ADMIN_TOKEN=(\S+)/, "deploy/k8s/overlays/dev/kustomization.yaml"],
+    ] as const;
+    for (const [pattern, file] of published) {
+      const token = pattern.exec(readFileSync(path.join(REPO_ROOT, file), "utf8"))?.[1];
+      expect([file, token && DEVELOPMENT_ADMIN_TOKENS.includes(token)]).toEqual([file, true]);
+    }
   });
 
   it("refuses allow-listed networks reaching beyond private ones, and accepts the private ones an operator names", () => {
