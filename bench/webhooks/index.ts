@@ -2,12 +2,14 @@
 // Events are published to JetStream at BENCH_RATE events/s (default 20) for BENCH_SECONDS (default 10); the
 // service's ingest turns each into one delivery per endpoint and its delivery worker (the shipped defaults of
 // WEBHOOK_CONCURRENCY, WEBHOOK_ENDPOINT_CONCURRENCY, WEBHOOK_TIMEOUT_MS and WEBHOOK_IDLE_MS) POSTs them to receivers
-// on 127.0.0.1, all in this process. Prints, per scenario, the healthy endpoint's delay from the event's time to
-// its arrival at the receiver (p50, p99, max): the healthy endpoint alone, beside a silent endpoint (accepts the
-// connection, never answers), and beside a trickling one (answers 200, then a body byte every 20 ms, forever).
+// on 127.0.0.1, all in this process. Prints, per scenario, the healthy endpoint's delays (p50, p99, max) from its
+// delivery being queued to its arrival at the receiver (the worker's share), and from the event's time (ingest
+// included): the healthy endpoint alone, beside a silent endpoint (accepts the connection, never answers), and
+// beside a trickling one (answers 200, then a body byte every 20 ms, forever).
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { loadavg } from "node:os";
 import { createDb, dropDatabase, ensureDatabase, migrateToLatest } from "@humanpass/db";
 import {
   connectNats,
@@ -137,6 +139,17 @@ async function scenario(beside: Behaviour | undefined): Promise<string> {
   }
   while (arrivals.size < sent.size) await new Promise((r) => setTimeout(r, 50));
 
+  // When each delivery to the healthy endpoint was queued (due at once): the worker's share of the delay starts there.
+  const queued = new Map(
+    (
+      await db
+        .selectFrom("deliveries")
+        .innerJoin("endpoints", "endpoints.id", "deliveries.endpoint_id")
+        .select(["event_id", "retrying_since"])
+        .where("endpoints.url", "=", receivers[0]!.url)
+        .execute()
+    ).map((r) => [r.event_id, r.retrying_since.getTime()]),
+  );
   for (const receiver of receivers) await receiver.close();
   await worker.stop();
   await Promise.all(consumers.map((c) => c.stop()));
@@ -145,8 +158,17 @@ async function scenario(beside: Behaviour | undefined): Promise<string> {
   await db.destroy();
   await dropDatabase(url);
 
-  const delays = [...sent].map(([id, at]) => arrivals.get(id)! - at).sort((a, b) => a - b);
-  return `healthy endpoint${beside ? ` beside a ${beside} one` : " alone"}: ${delays.length} deliveries, delay p50 ${percentile(delays, 50)} ms, p99 ${percentile(delays, 99)} ms, max ${delays.at(-1)} ms`;
+  const summary = (values: number[]) => {
+    const sorted = values.sort((a, b) => a - b);
+    return `p50 ${percentile(sorted, 50)} ms, p99 ${percentile(sorted, 99)} ms, max ${sorted.at(-1)} ms`;
+  };
+  const endToEnd = [...sent].map(([id, at]) => arrivals.get(id)! - at);
+  const delivery = [...sent].map(([id]) => arrivals.get(id)! - queued.get(id)!);
+  return [
+    `healthy endpoint${beside ? ` beside a ${beside} one` : " alone"}: ${sent.size} deliveries; load average (1 min) ${loadavg()[0]!.toFixed(2)}`,
+    `  queued → arrived (delivery): ${summary(delivery)}`,
+    `  event time → arrived (ingest and delivery): ${summary(endToEnd)}`,
+  ].join("\n");
 }
 
 console.log(

@@ -47,12 +47,16 @@ export function send(
     );
   };
   const client = target.protocol === "https:" ? https : http;
-  const signal = AbortSignal.timeout(deadlineMs);
+  // Cleared once the outcome is known, so nothing can touch the connection after it went back to the agent.
+  const deadline = new AbortController();
+  const { signal } = deadline;
+  const timer = setTimeout(() => deadline.abort(), deadlineMs);
   return new Promise((resolve) => {
     let settled = false;
     const settle = (result: SendResult) => {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
       resolve(result);
     };
     const failure = (e: Error): SendResult =>
