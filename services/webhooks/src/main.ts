@@ -14,6 +14,8 @@ await runService({
   name: "webhooks",
   schema: SCHEMA,
   migrations,
+  // Short statements only; a claim's cost estimate grows with the endpoints and JIT compiled it (80 ms) each time.
+  dbSettings: () => ({ jit: "off" }),
   env: WebhooksEnv,
   checkConfig: checkSettings,
   streams: ["VERIFIER", "CHAIN", "AGENT_AUTH", "PAYMENTS"],

@@ -57,17 +57,19 @@ export async function claimDue(
     secrets: string[];
   }>`
     with chosen as (
-      select due.endpoint_id, due.event_id
-      from endpoints e
-      cross join lateral (
-        select d.endpoint_id, d.event_id, d.next_attempt_at from deliveries d
-        where d.endpoint_id = e.id and d.status = 'pending' and d.next_attempt_at <= ${now}
-        order by d.next_attempt_at
-        limit greatest(0, ${perEndpoint}::int - (
-          select count(*) from deliveries f
-          where f.endpoint_id = e.id and f.leased_until > ${now}))
-        for update of d skip locked) due
-      order by due.next_attempt_at
+      select endpoint_id, event_id from (
+        select due.endpoint_id, due.event_id, due.next_attempt_at,
+          row_number() over (partition by due.endpoint_id order by due.next_attempt_at) as rank,
+          (select count(*) from deliveries f where f.endpoint_id = e.id and f.leased_until > ${now}) as busy
+        from endpoints e
+        cross join lateral (
+          select d.endpoint_id, d.event_id, d.next_attempt_at from deliveries d
+          where d.endpoint_id = e.id and d.status = 'pending' and d.next_attempt_at <= ${now}
+          order by d.next_attempt_at
+          limit ${perEndpoint}
+          for update of d skip locked) due) ranked
+      where rank + busy <= ${perEndpoint}
+      order by next_attempt_at
       limit ${limit})
     update deliveries d set next_attempt_at = ${leaseEnd}, leased_until = ${leaseEnd}, attempts = d.attempts + 1
     from chosen c, endpoints e
