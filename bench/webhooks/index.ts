@@ -5,12 +5,13 @@
 // on 127.0.0.1, all in this process. Prints, per scenario, the healthy endpoint's delays (p50, p99, max) from its
 // delivery being queued to its arrival at the receiver (the worker's share), and from the event's time (ingest
 // included): the healthy endpoint alone, beside a silent endpoint (accepts the connection, never answers), and
-// beside a trickling one (answers 200, then a body byte every 20 ms, forever).
+// beside a trickling one (answers 200, then a body byte every 20 ms, forever), the stalled endpoint starting with a
+// backlog of BENCH_BACKLOG (default 20,000) due deliveries.
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { loadavg } from "node:os";
-import { createDb, dropDatabase, ensureDatabase, migrateToLatest } from "@humanpass/db";
+import { createDb, dropDatabase, ensureDatabase, migrateToLatest, sql } from "@humanpass/db";
 import {
   connectNats,
   createCloudEvent,
@@ -36,6 +37,7 @@ import pino from "pino";
 
 const RATE = Number(process.env.BENCH_RATE ?? 20);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 20_000);
 const logger = pino({ level: "warn" });
 const defaults = {
   concurrency: WebhooksEnv.properties.WEBHOOK_CONCURRENCY.default as number,
@@ -104,6 +106,13 @@ async function scenario(beside: Behaviour | undefined): Promise<string> {
         created_at: new Date(),
       })
       .execute();
+  // The stalled endpoint starts with a backlog older than every new event: claims must not wade through it.
+  if (beside)
+    await sql`
+      insert into deliveries (endpoint_id, event_id, subject, event, status, next_attempt_at, retrying_since)
+      select e.id, 'backlog-' || n, 'agent_auth.human_verified', '{}'::jsonb, 'pending', now() - interval '1 hour',
+        now() - interval '1 hour'
+      from endpoints e, generate_series(1, ${BACKLOG}) n where e.url = ${receivers[1]!.url}`.execute(db);
 
   const consumers = await startIngest({ db, nats, topology, logger, clock: systemClock });
   const worker = createDeliveryWorker({
@@ -165,7 +174,7 @@ async function scenario(beside: Behaviour | undefined): Promise<string> {
   const endToEnd = [...sent].map(([id, at]) => arrivals.get(id)! - at);
   const delivery = [...sent].map(([id]) => arrivals.get(id)! - queued.get(id)!);
   return [
-    `healthy endpoint${beside ? ` beside a ${beside} one` : " alone"}: ${sent.size} deliveries; load average (1 min) ${loadavg()[0]!.toFixed(2)}`,
+    `healthy endpoint${beside ? ` beside a ${beside} one (backlog ${BACKLOG})` : " alone"}: ${sent.size} deliveries; load average (1 min) ${loadavg()[0]!.toFixed(2)}`,
     `  queued → arrived (delivery): ${summary(delivery)}`,
     `  event time → arrived (ingest and delivery): ${summary(endToEnd)}`,
   ].join("\n");

@@ -58,13 +58,15 @@ export async function claimDue(
   }>`
     with chosen as (
       select endpoint_id, event_id from (
-        select due.endpoint_id, due.event_id, due.next_attempt_at,
-          row_number() over (partition by due.endpoint_id order by due.next_attempt_at) as rank,
-          (select count(*) from deliveries f where f.endpoint_id = e.id and f.leased_until > ${now}) as busy
+        select due.endpoint_id, due.event_id, due.next_attempt_at, busy.n as busy,
+          row_number() over (partition by due.endpoint_id order by due.next_attempt_at) as rank
         from endpoints e
         cross join lateral (
+          select count(*) as n from deliveries f where f.endpoint_id = e.id and f.leased_until > ${now}) busy
+        cross join lateral (
           select d.endpoint_id, d.event_id, d.next_attempt_at from deliveries d
-          where d.endpoint_id = e.id and d.status = 'pending' and d.next_attempt_at <= ${now}
+          where busy.n < ${perEndpoint}
+            and d.endpoint_id = e.id and d.status = 'pending' and d.next_attempt_at <= ${now}
           order by d.next_attempt_at
           limit ${perEndpoint}
           for update of d skip locked) due) ranked

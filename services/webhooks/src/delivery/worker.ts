@@ -129,17 +129,12 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       loop = (async () => {
         while (!stopping.signal.aborted) {
           woken = false;
-          const free = options.concurrency - inFlight.size;
-          const started = await fill().catch((e: Error) => {
+          await fill().catch((e: Error) => {
             logger.warn({ err: e.message }, "claiming webhook deliveries failed");
-            return [];
           });
-          // Every free slot taken: more may be due at once. Otherwise wait for a slot to free or the next look.
-          if (started.length > 0 && started.length === free && inFlight.size < options.concurrency) continue;
-          if (woken || stopping.signal.aborted) continue;
-          await pause(idleMs);
+          // The slots are full or nothing more is due: claim again once an attempt ends, or at the next look.
+          if (!woken) await pause(idleMs);
         }
-        await Promise.all(inFlight);
       })();
     },
     async stop() {
