@@ -6,11 +6,13 @@ import type {
   OnVerifyFailureHook,
   VerifyContext,
 } from "@x402/core/server";
+import type { PaymentPayload } from "@x402/core/types";
 import { HUMAN_PROOF } from "../common/constants.ts";
-import { eventsOf, sequentialAdmissions } from "./admissions.ts";
+import { eventsOf, refundThrough, sequentialAdmissions } from "./admissions.ts";
 import { type ChallengeNonces, createChallengeNonces } from "./challenge-nonces.ts";
 import { expectedSigningTerms } from "./extension.ts";
 import { InMemoryNonceStore } from "./memory-stores.ts";
+import { proofNonceOf, proofText } from "./payment-proof.ts";
 import type {
   HumanProofEvent,
   HumanUsageStorage,
@@ -21,7 +23,6 @@ import type {
   ProofAdmission,
   ProofAdmissions,
 } from "./types.ts";
-import { recordReservation, releaseReservation } from "./usage-reservations.ts";
 import { createPoUVerifier } from "./verifier.ts";
 import { type HumanProofRefusalReason, parseIsoDate, verifyProof } from "./verify-request.ts";
 
@@ -77,14 +78,6 @@ function requiredAttestationsOf(extra: unknown): string[] {
   const value = (extra as { requiredAttestations?: unknown } | undefined)?.requiredAttestations;
   if (typeof value === "string") return value ? [value] : [];
   return Array.isArray(value) ? value.filter((s): s is string => typeof s === "string" && s !== "") : [];
-}
-
-/** The proof as JSON text: Billions' client sends the text itself, an x402 echo carries it as `info`. */
-function proofText(extension: unknown): string | null {
-  if (extension === undefined || extension === null || extension === "") return null;
-  if (typeof extension === "string") return extension;
-  const info = (extension as { info?: unknown }).info;
-  return JSON.stringify(typeof info === "object" && info !== null ? info : extension);
 }
 
 /** The payer an EVM `exact` payload names (EIP-3009 or Permit2 authorization), if any. */
@@ -201,16 +194,15 @@ export function createVerifyHumanProofHook(
     const { nonceFresh, count, paymentRefusal } = await admissions.admit(admission);
     if (!nonceFresh) return abort("unknown_or_expired_nonce");
     const { use } = admission;
-    if (use && count !== null && storage) recordReservation(storage, paymentPayload, use);
     try {
       for (const event of eventsOf(admission, count)) await onEvent?.(event);
     } catch (error) {
-      if (storage) await releaseReservation(storage, paymentPayload);
+      if (count !== null) await admissions.refund(admission.nonce);
       throw error;
     }
     if ("refusal" in verdict) return abort(verdict.refusal);
     if (paymentRefusal) {
-      if (storage) await releaseReservation(storage, paymentPayload);
+      if (count !== null) await admissions.refund(admission.nonce);
       return { abort: true, reason: paymentRefusal };
     }
     return use && count === null ? abort("max_use_exceeded") : undefined;
@@ -228,39 +220,62 @@ export function createVerifyHumanProofHook(
   };
 }
 
-/** Rollback hooks need only the storage; `verifier` is accepted for call compatibility with Billions' package. */
-export type RollbackHookOptions = { storage: HumanUsageStorage; verifier?: PoUVerifier };
+/**
+ * What the rollback hooks give a use back through: the `admissions` store that took it (by the proof's nonce, as
+ * it recorded it), or, in a `storage`-only set-up as Billions' hooks take it, the storage.
+ * `verifier` is accepted for call compatibility with Billions' package.
+ */
+export type RollbackHookOptions =
+  | { storage: HumanUsageStorage; admissions?: ProofAdmissions; verifier?: PoUVerifier }
+  | { storage?: HumanUsageStorage; admissions: ProofAdmissions; verifier?: PoUVerifier };
 export type CreateAfterVerifyFailureRollbackHookOptions = RollbackHookOptions;
 export type CreateVerifyFailureRollbackHookOptions = RollbackHookOptions;
 export type CreateSettleFailureRollbackHookOptions = RollbackHookOptions;
 export type CreateVerifiedPaymentCanceledRollbackHookOptions = RollbackHookOptions;
 
+/**
+ * Gives back the use this payment's proof took, if it took one, once: found by the proof's nonce, so any copy
+ * of the payload finds it.
+ */
+function refunder({ storage, admissions }: RollbackHookOptions) {
+  return async (paymentPayload: Pick<PaymentPayload, "extensions">) => {
+    const nonce = proofNonceOf(paymentPayload);
+    if (nonce === undefined) return;
+    if (admissions) await admissions.refund(nonce);
+    else if (storage) await refundThrough(storage, nonce);
+  };
+}
+
 /** `onAfterVerify`: the facilitator found the payment invalid; give the quota back. */
-export function createAfterVerifyFailureRollbackHook({ storage }: RollbackHookOptions): AfterVerifyHook {
+export function createAfterVerifyFailureRollbackHook(options: RollbackHookOptions): AfterVerifyHook {
+  const refund = refunder(options);
   return async (context) => {
-    if (context.result.isValid === false) await releaseReservation(storage, context.paymentPayload);
+    if (context.result.isValid === false) await refund(context.paymentPayload);
   };
 }
 
 /** `onVerifyFailure`: verification threw; give the quota back. */
-export function createVerifyFailureRollbackHook({ storage }: RollbackHookOptions): OnVerifyFailureHook {
+export function createVerifyFailureRollbackHook(options: RollbackHookOptions): OnVerifyFailureHook {
+  const refund = refunder(options);
   return async (context) => {
-    await releaseReservation(storage, context.paymentPayload);
+    await refund(context.paymentPayload);
   };
 }
 
 /** `onSettleFailure`: settlement failed after verification passed; give the quota back. */
-export function createSettleFailureRollbackHook({ storage }: RollbackHookOptions): OnSettleFailureHook {
+export function createSettleFailureRollbackHook(options: RollbackHookOptions): OnSettleFailureHook {
+  const refund = refunder(options);
   return async (context) => {
-    await releaseReservation(storage, context.paymentPayload);
+    await refund(context.paymentPayload);
   };
 }
 
 /** `onVerifiedPaymentCanceled`: the handler failed (or an after-verify hook aborted) after verification; give the quota back. */
-export function createVerifiedPaymentCanceledRollbackHook({
-  storage,
-}: RollbackHookOptions): OnVerifiedPaymentCanceledHook {
+export function createVerifiedPaymentCanceledRollbackHook(
+  options: RollbackHookOptions,
+): OnVerifiedPaymentCanceledHook {
+  const refund = refunder(options);
   return async (context) => {
-    await releaseReservation(storage, context.paymentPayload);
+    await refund(context.paymentPayload);
   };
 }
