@@ -149,6 +149,7 @@ describe("createVerifyHumanProofHook", () => {
           admitted.push(admission.nonce);
           return { nonceFresh: true, count: null };
         },
+        async refund() {},
       },
     });
     const refused = { abort: true, reason: "unknown_or_expired_nonce" };
@@ -273,6 +274,7 @@ describe("createVerifyHumanProofHook", () => {
           const count = use ? await storage.incrementIfBelow(use.humanId, use.maxUse, use.scope) : null;
           return { nonceFresh: admitted.filter((a) => a.nonce === admission.nonce).length === 1, count };
         },
+        async refund() {},
       },
       onEvent: (event) => {
         events.push(event);
@@ -303,14 +305,21 @@ describe("createVerifyHumanProofHook", () => {
     const storage = new InMemoryHumanUsageStorage();
     const events: HumanProofEvent[] = [];
     const offered: ProofAdmission["payment"][] = [];
+    const taken = new Map<string, { humanId: string; scope: string }>();
     const hook = createVerifyHumanProofHook({
       verifier: registry(paired),
       storage,
       admissions: {
-        async admit({ use, payment }) {
+        async admit({ nonce, use, payment }) {
           offered.push(payment);
           const count = use ? await storage.incrementIfBelow(use.humanId, use.maxUse, use.scope) : null;
+          if (use && count !== null) taken.set(nonce, use);
           return { nonceFresh: true, count, paymentRefusal: "duplicate_payment" };
+        },
+        async refund(nonce) {
+          const use = taken.get(nonce);
+          taken.delete(nonce);
+          if (use) await storage.decrementIfAboveZero(use.humanId, use.scope);
         },
       },
       onEvent: (event) => {

@@ -49,13 +49,13 @@ export type CreateVerifyHumanProofHookOptions = {
   verifier?: PoUVerifier;
   verifierOptions?: PoUVerifierOptions;
   onEvent?: OnHumanProofEvent;
-  /** Required when any `accepts` entry sets `extra.maxUse`. */
+  /** Required when any `accepts` entry sets `extra.maxUse`, unless `admissions` takes the uses. */
   storage?: HumanUsageStorage;
   /** Where used nonces are remembered; default an in-memory store (one process only, development). */
   nonceStore?: NonceStore;
   /**
-   * Takes nonce, use and events in one atomic step; default `nonceStore`, then `storage`, one after another.
-   * The rollback hooks still give uses back through `storage`.
+   * Takes nonce, use and events in one atomic step, and gives a failed request's use back (`refund`); default
+   * `nonceStore`, then `storage`, one after another.
    */
   admissions?: ProofAdmissions;
   /**
@@ -169,7 +169,7 @@ export function createVerifyHumanProofHook(
       if (maxUse === undefined) return {};
       if (typeof maxUse !== "number" || !Number.isSafeInteger(maxUse) || maxUse < 1)
         return { refusal: "invalid_max_use_value" };
-      if (!storage) return { refusal: "misconfigured_max_use_storage" };
+      if (!storage && !options.admissions) return { refusal: "misconfigured_max_use_storage" };
       const scope = typeof extra?.scope === "string" && extra.scope ? extra.scope : expected.uri;
       return { use: { humanId: resolution.humanId, maxUse, scope } };
     }

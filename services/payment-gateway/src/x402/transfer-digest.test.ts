@@ -3,7 +3,7 @@ import { authorizationTypes } from "@x402/evm";
 import { type Hex, hashTypedData } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
-import type { Authorization } from "./payment-shape.ts";
+import type { Authorization } from "@humanpass/human-proof";
 import { type TokenDomain, transferAuthorizationDigest } from "./transfer-digest.ts";
 
 const address = () => privateKeyToAccount(generatePrivateKey()).address;
