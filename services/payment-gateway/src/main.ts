@@ -13,8 +13,8 @@ import {
 import { runService } from "@humanpass/service";
 import { buildApp } from "./app.ts";
 import { checkSettings, PaymentGatewayEnv, SCHEMA, SERVICE_NAME } from "./config.ts";
-import { migrations } from "./db/migrations/index.ts";
 import { GatewayHumanProofStore } from "./db/human-proof-store.ts";
+import { migrations } from "./db/migrations/index.ts";
 import { outboxPaymentEvents, paymentEventOf } from "./events/payment-events.ts";
 import { countedLookups } from "./metrics.ts";
 import { loadRoutesFile } from "./routes-file.ts";

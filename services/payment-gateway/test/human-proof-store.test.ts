@@ -10,8 +10,8 @@ import {
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCHEMA } from "../src/config.ts";
-import { migrations } from "../src/db/migrations/index.ts";
 import { GatewayHumanProofStore } from "../src/db/human-proof-store.ts";
+import { migrations } from "../src/db/migrations/index.ts";
 import type { Database } from "../src/db/types.ts";
 
 let database: TestDatabase;
@@ -125,7 +125,11 @@ describe("GatewayHumanProofStore", () => {
     expect(results.filter((r) => !r.paymentRefusal)).toHaveLength(1);
     expect(results.filter((r) => r.paymentRefusal === DUPLICATE_PAYMENT)).toHaveLength(9);
     const winner = `copy-${results.findIndex((r) => !r.paymentRefusal)}`;
-    const claims = await dbs[0].selectFrom("payment_reservations").selectAll().where("nonce", "=", "0xaa").execute();
+    const claims = await dbs[0]
+      .selectFrom("payment_reservations")
+      .selectAll()
+      .where("nonce", "=", "0xaa")
+      .execute();
     expect(claims.map((row) => [row.network, row.asset, row.payer, row.claimed_by])).toEqual([
       ["eip155:45056", "0xtoken", "0xpayer", winner],
     ]);

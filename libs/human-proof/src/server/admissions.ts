@@ -63,7 +63,10 @@ export function sequentialAdmissions(options: SequentialAdmissionsOptions): Proo
   };
 }
 
-async function takeUse(storage: HumanUsageStorage | undefined, { use, nonce, nonceExpiresAt }: ProofAdmission) {
+async function takeUse(
+  storage: HumanUsageStorage | undefined,
+  { use, nonce, nonceExpiresAt }: ProofAdmission,
+) {
   if (!use) return null;
   if (!storage) throw new Error("an admission that takes a use needs a HumanUsageStorage");
   const count = await storage.incrementIfBelow(use.humanId, use.maxUse, use.scope);
@@ -76,7 +79,11 @@ async function takeUse(storage: HumanUsageStorage | undefined, { use, nonce, non
       ledger.delete(expired);
     }
     // Kept past the proof's own expiry: a request admitted late in its proof's life may still fail after it.
-    ledger.set(nonce, { humanId: use.humanId, scope: use.scope, until: nonceExpiresAt.getTime() + REFUND_GRACE_MS });
+    ledger.set(nonce, {
+      humanId: use.humanId,
+      scope: use.scope,
+      until: nonceExpiresAt.getTime() + REFUND_GRACE_MS,
+    });
   }
   return count;
 }

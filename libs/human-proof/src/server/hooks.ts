@@ -6,13 +6,13 @@ import type {
   OnVerifyFailureHook,
   VerifyContext,
 } from "@x402/core/server";
-import type { PaymentPayload } from "@x402/core/types";
+import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { HUMAN_PROOF } from "../common/constants.ts";
 import { eventsOf, refundThrough, sequentialAdmissions } from "./admissions.ts";
 import { type ChallengeNonces, createChallengeNonces } from "./challenge-nonces.ts";
 import { expectedSigningTerms } from "./extension.ts";
 import { InMemoryNonceStore } from "./memory-stores.ts";
-import { proofNonceOf, proofText } from "./payment-proof.ts";
+import { admittedProofNonceOf, proofText, requiredAttestationsOf } from "./payment-proof.ts";
 import type {
   HumanProofEvent,
   HumanUsageStorage,
@@ -73,12 +73,6 @@ const CLOCK_SKEW_MS = 60_000;
 
 // A store's own `paymentRefusal` passes through as it is.
 type HookResult = { abort: true; reason: HumanProofHookReason | (string & {}); message?: string } | undefined;
-
-function requiredAttestationsOf(extra: unknown): string[] {
-  const value = (extra as { requiredAttestations?: unknown } | undefined)?.requiredAttestations;
-  if (typeof value === "string") return value ? [value] : [];
-  return Array.isArray(value) ? value.filter((s): s is string => typeof s === "string" && s !== "") : [];
-}
 
 /** The payer an EVM `exact` payload names (EIP-3009 or Permit2 authorization), if any. */
 function payerOf(payload: unknown): string | undefined {
@@ -235,11 +229,17 @@ export type CreateVerifiedPaymentCanceledRollbackHookOptions = RollbackHookOptio
 
 /**
  * Gives back the use this payment's proof took, if it took one, once: found by the proof's nonce, so any copy
- * of the payload finds it.
+ * of the payload finds it; only for a payment of a human tier, the only one whose request admitted its proof.
  */
 function refunder({ storage, admissions }: RollbackHookOptions) {
-  return async (paymentPayload: Pick<PaymentPayload, "extensions">) => {
-    const nonce = proofNonceOf(paymentPayload);
+  return async ({
+    paymentPayload,
+    requirements,
+  }: {
+    paymentPayload: Pick<PaymentPayload, "extensions">;
+    requirements: Pick<PaymentRequirements, "extra">;
+  }) => {
+    const nonce = admittedProofNonceOf(paymentPayload, requirements);
     if (nonce === undefined) return;
     if (admissions) await admissions.refund(nonce);
     else if (storage) await refundThrough(storage, nonce);
@@ -250,7 +250,7 @@ function refunder({ storage, admissions }: RollbackHookOptions) {
 export function createAfterVerifyFailureRollbackHook(options: RollbackHookOptions): AfterVerifyHook {
   const refund = refunder(options);
   return async (context) => {
-    if (context.result.isValid === false) await refund(context.paymentPayload);
+    if (context.result.isValid === false) await refund(context);
   };
 }
 
@@ -258,7 +258,7 @@ export function createAfterVerifyFailureRollbackHook(options: RollbackHookOption
 export function createVerifyFailureRollbackHook(options: RollbackHookOptions): OnVerifyFailureHook {
   const refund = refunder(options);
   return async (context) => {
-    await refund(context.paymentPayload);
+    await refund(context);
   };
 }
 
@@ -266,7 +266,7 @@ export function createVerifyFailureRollbackHook(options: RollbackHookOptions): O
 export function createSettleFailureRollbackHook(options: RollbackHookOptions): OnSettleFailureHook {
   const refund = refunder(options);
   return async (context) => {
-    await refund(context.paymentPayload);
+    await refund(context);
   };
 }
 
@@ -276,6 +276,6 @@ export function createVerifiedPaymentCanceledRollbackHook(
 ): OnVerifiedPaymentCanceledHook {
   const refund = refunder(options);
   return async (context) => {
-    await refund(context.paymentPayload);
+    await refund(context);
   };
 }

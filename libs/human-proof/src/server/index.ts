@@ -70,7 +70,7 @@ export {
   refuseMalformedPayment,
   UNOFFERED_PAYMENT,
 } from "./payment-guards.ts";
-export { proofNonceOf } from "./payment-proof.ts";
+export { admittedProofNonceOf } from "./payment-proof.ts";
 export {
   authorizationOf,
   InMemoryPaymentReservations,

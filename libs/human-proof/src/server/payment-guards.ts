@@ -6,7 +6,7 @@ import type {
   x402ResourceServer,
 } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
-import { proofNonceOf } from "./payment-proof.ts";
+import { admittedProofNonceOf } from "./payment-proof.ts";
 import {
   authorizationOf,
   InMemoryPaymentReservations,
@@ -82,7 +82,7 @@ export const refuseMalformedPayment: BeforeVerifyHook = async ({ paymentPayload,
 
 type Refusal = { abort: true; reason: string };
 type Payment = Pick<PaymentPayload, "payload" | "extensions">;
-type Tier = Pick<PaymentRequirements, "network" | "asset">;
+type Tier = Pick<PaymentRequirements, "network" | "asset" | "extra">;
 
 export type PaymentReservationHooks = {
   afterVerify: AfterVerifyHook;
@@ -97,9 +97,9 @@ export type PaymentReservationHooks = {
  * the copies, quota given back). `beforeSettle`: on routes that settle before the handler, where x402 asks the
  * facilitator nothing before settling (its settle checks the signature): a forged copy claiming a nonce first
  * only makes the genuine one wait for nothing, refused and charged nothing, and the payer signs again.
- * A request with a human proof claims under the proof's nonce: a store that claimed the payment with the proof's
- * admission grants it again, and `afterVerify` and `verifyFailure` give that claim back when the facilitator finds
- * the payment invalid or cannot be asked.
+ * A payment of a human tier claims under its proof's nonce (`admittedProofNonceOf`): a store that claimed the
+ * payment with the proof's admission grants it again, and `afterVerify` and `verifyFailure` give that claim back
+ * when the facilitator finds the payment invalid or cannot be asked.
  */
 export function paymentReservationHooks(
   reservations: PaymentReservations,
@@ -109,7 +109,10 @@ export function paymentReservationHooks(
     const authorization = authorizationOf(paymentPayload, requirements);
     if (!authorization) return;
     try {
-      const fresh = await reservations.reserve(authorization, proofNonceOf(paymentPayload));
+      const fresh = await reservations.reserve(
+        authorization,
+        admittedProofNonceOf(paymentPayload, requirements),
+      );
       return fresh ? undefined : { abort: true, reason: DUPLICATE_PAYMENT };
     } catch (error) {
       onError(error, "reserve");
@@ -118,7 +121,7 @@ export function paymentReservationHooks(
   }
 
   async function giveBack(paymentPayload: Payment, requirements: Tier): Promise<void> {
-    const claimant = proofNonceOf(paymentPayload);
+    const claimant = admittedProofNonceOf(paymentPayload, requirements);
     const authorization = authorizationOf(paymentPayload, requirements);
     if (!authorization || !claimant) return;
     try {

@@ -11,9 +11,9 @@ export type PaymentAuthorization = {
 
 /**
  * Claims each payment's authorization for one request, so that concurrent copies of one payment run the handler
- * once. `claimant` is the proof nonce of the request's human proof, when it has one: the claim of a request that
- * already holds the authorization (taken with its proof's admission) is granted again, and only that request can
- * give it back. Both must be single atomic operations on a store every instance shares.
+ * once. `claimant` is the nonce of the proof a payment of a human tier carries, which only that payment's request
+ * could admit: a store that claimed the authorization with that admission grants it again to the claimant, and
+ * only the claimant can give it back. Both must be single atomic operations on a store every instance shares.
  */
 export interface PaymentReservations {
   /** True when the authorization is now this request's; false when another request holds it. */

@@ -65,7 +65,10 @@ export class PublicHTTPResourceServer extends x402HTTPResourceServer {
   readonly #publicUrl: string;
 
   constructor(server: x402ResourceServer, routes: RoutesConfig, options: PublicHTTPResourceServerOptions) {
-    super(server, options.settleBeforeHandlerUnlessGet === false ? routes : settleBeforeHandlerUnlessGet(routes));
+    super(
+      server,
+      options.settleBeforeHandlerUnlessGet === false ? routes : settleBeforeHandlerUnlessGet(routes),
+    );
     if (!URL.canParse(options.publicUrl) || !/^https?:$/.test(new URL(options.publicUrl).protocol)) {
       throw new TypeError(`publicUrl must be an http(s) URL, got "${options.publicUrl}"`);
     }
