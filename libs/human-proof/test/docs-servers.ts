@@ -10,7 +10,9 @@ import type { Socket } from "node:net";
 import { serve } from "@hono/node-server";
 import { freePort } from "@humanpass/testing";
 import { installPaymentGate } from "@humanpass/x402-fastify";
-import { x402ResourceServer } from "@x402/core/server";
+import type { PaymentOption } from "@x402/core/http";
+import { type RoutesConfig, x402ResourceServer } from "@x402/core/server";
+import type { Network } from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
 import { paymentMiddlewareFromHTTPServer as expressPayments } from "@x402/express";
 import { paymentMiddlewareFromHTTPServer as honoPayments } from "@x402/hono";
@@ -57,16 +59,16 @@ export class Handlers {
 }
 
 const price = (amount: string) => ({ amount, asset: ASSET, extra: { name: "USD Coin", version: "2" } });
-const tier = (amount: string, extra?: Record<string, unknown>) => ({
+const tier = (amount: string, extra?: Record<string, unknown>): PaymentOption => ({
   scheme: "exact",
-  network: NETWORK,
+  network: NETWORK as Network,
   payTo: PAY_TO,
   price: price(amount),
   ...(extra ? { extra } : {}),
 });
 
 /** docs/sdk.md's `paid-route.mjs`, plus a `POST` route whose handler has a side effect. */
-export function docsRoutes() {
+export function docsRoutes(): RoutesConfig {
   const humanTier = tier(HUMAN_PRICE, {
     requiredAttestations: [DEFAULT_AGENT_OWNERSHIP_SCHEMA],
     maxUse: MAX_USE,

@@ -1,7 +1,6 @@
 import type { x402ResourceServer } from "@x402/core/server";
 import type { PaymentPayload } from "@x402/core/types";
 import { HUMAN_PROOF } from "../common/constants.ts";
-import { sequentialAdmissions } from "./admissions.ts";
 import { createChallengeNonces } from "./challenge-nonces.ts";
 import { type CreateHumanProofExtensionOptions, createHumanProofExtension } from "./extension.ts";
 import {
@@ -12,7 +11,6 @@ import {
   createVerifyFailureRollbackHook,
   createVerifyHumanProofHook,
 } from "./hooks.ts";
-import { InMemoryNonceStore } from "./memory-stores.ts";
 import { guardPayments, type PaymentGuardOptions } from "./payment-guards.ts";
 import { createPoUVerifier } from "./verifier.ts";
 
@@ -58,20 +56,16 @@ export function configureHumanProofServer(
 
   const challengeNonces =
     hookOptions.challengeNonces ?? extensionOptions?.challengeNonces ?? createChallengeNonces();
-  // One store takes the uses and gives them back.
-  const admissions =
-    hookOptions.admissions ??
-    sequentialAdmissions({ nonceStore: hookOptions.nonceStore ?? new InMemoryNonceStore(), storage });
   if (paymentGuards !== false) guardPayments(server, paymentGuards);
   server.registerExtension(createHumanProofExtension({ agentOwnershipSchema, challengeNonces }));
-  server.onBeforeVerify(
-    createVerifyHumanProofHook({ ...hookOptions, admissions, challengeNonces, verifier, storage }),
-  );
-  if (storage || hookOptions.admissions) {
-    server.onAfterVerify(createAfterVerifyFailureRollbackHook({ admissions }));
-    server.onVerifyFailure(createVerifyFailureRollbackHook({ admissions }));
-    server.onSettleFailure(createSettleFailureRollbackHook({ admissions }));
-    server.onVerifiedPaymentCanceled(createVerifiedPaymentCanceledRollbackHook({ admissions }));
+  server.onBeforeVerify(createVerifyHumanProofHook({ ...hookOptions, challengeNonces, verifier, storage }));
+  // The store that took a use gives it back: `admissions`, or the storage the default admissions took it through.
+  const refunds = hookOptions.admissions ? { admissions: hookOptions.admissions } : storage && { storage };
+  if (refunds) {
+    server.onAfterVerify(createAfterVerifyFailureRollbackHook(refunds));
+    server.onVerifyFailure(createVerifyFailureRollbackHook(refunds));
+    server.onSettleFailure(createSettleFailureRollbackHook(refunds));
+    server.onVerifiedPaymentCanceled(createVerifiedPaymentCanceledRollbackHook(refunds));
   }
 
   const validateExtensions = server.validateExtensions.bind(server);
