@@ -473,6 +473,34 @@ describe("rollback hooks", () => {
     expect(await storage.incrementIfBelow("777", 1, "s")).toBe(1);
   });
 
+  it("keeps a copied payload's human: a deep copy of the payment gives back the use its proof took, once", async () => {
+    const { storage, ctx } = await usedOnce();
+    const copy = structuredClone(ctx);
+    expect(copy.paymentPayload).not.toBe(ctx.paymentPayload);
+    await createSettleFailureRollbackHook({ storage })({
+      ...settleContext(copy),
+      error: new Error("reverted"),
+    });
+    await createSettleFailureRollbackHook({ storage })({
+      ...settleContext(structuredClone(ctx)),
+      error: new Error("reverted"),
+    });
+    expect(await storage.incrementIfBelow("777", 1, "s")).toBe(1);
+    expect(await storage.incrementIfBelow("777", 1, "s")).toBeNull();
+  });
+
+  it("gives nothing back for a standard tier's payment carrying a proof another request admitted", async () => {
+    const { storage, ctx } = await usedOnce();
+    // Only the human tier's request admitted the proof; a payment of another tier may echo any proof.
+    const standard = { ...ctx, requirements: tier() };
+    await createVerifiedPaymentCanceledRollbackHook({ storage })({
+      ...settleContext(standard),
+      reason: "handler_failed",
+      settledPhases: [],
+    });
+    expect(await storage.incrementIfBelow("777", 1, "s")).toBeNull();
+  });
+
   it("leaves counters alone for payments whose hook took no quota", async () => {
     const { storage } = setup();
     await storage.incrementIfBelow("777", 5, "s");
