@@ -2,7 +2,15 @@ import { didFromAddress } from "@humanpass/identity";
 import type { VerifyContext } from "@x402/core/server";
 import type { PaymentRequirements } from "@x402/core/types";
 import { describe, expect, it } from "vitest";
-import { account, challenge, RESOURCE, registry, resolutionFor, sign } from "../../test/proof-fixtures.ts";
+import {
+  account,
+  challenge,
+  RESOURCE,
+  registry,
+  resolutionFor,
+  sign,
+  tier,
+} from "../../test/proof-fixtures.ts";
 import { signHumanProofChallengeEVMUnchecked } from "../client/sign.ts";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants.ts";
 import { createChallengeNonces } from "./challenge-nonces.ts";
@@ -28,18 +36,6 @@ const paired = {
     "777",
   ),
 };
-
-function tier(extra?: Record<string, unknown>): PaymentRequirements {
-  return {
-    scheme: "exact",
-    network: "eip155:45056",
-    amount: "1000",
-    asset: "0x0000000000000000000000000000000000000001",
-    payTo: "0x0000000000000000000000000000000000000002",
-    maxTimeoutSeconds: 60,
-    extra: extra ?? {},
-  };
-}
 
 const gated = (extra: Record<string, unknown> = {}) =>
   tier({ requiredAttestations: [DEFAULT_AGENT_OWNERSHIP_SCHEMA], ...extra });
