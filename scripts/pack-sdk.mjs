@@ -27,4 +27,6 @@ const report = execFileSync(
   { cwd: root, env, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 64 * 1024 * 1024 },
 );
 process.stdout.write(report);
-process.stderr.write(`${SDK_PACKAGES.length} SDK tarballs in ${path.relative(process.cwd(), destination) || "."}\n`);
+process.stderr.write(
+  `${SDK_PACKAGES.length} SDK tarballs in ${path.relative(process.cwd(), destination) || "."}\n`,
+);

@@ -2,6 +2,7 @@ import type { ClientExtension, ClientExtensionHooks, HTTPClientExtensionHooks } 
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { HUMAN_PROOF } from "../common/constants.ts";
 import type { HumanProofChallenge } from "../common/types.ts";
+import { assertX402Versions } from "../common/x402-versions.ts";
 import { agentDidFromAddress } from "../server/verify-request.ts";
 import { checkAttestation } from "./check-attestation.ts";
 import { isMaxUseExceededError } from "./errors.ts";
@@ -109,6 +110,7 @@ export function createHumanProofExtension(
   signer: EVMSigner,
   options: HumanProofClientExtensionOptions = {},
 ): ClientExtension {
+  assertX402Versions();
   const { selector, warn = console.warn } = options;
   watchRedirects();
   // The URL each 402 answered, as the transport reports it: the challenge must be for that URL.
