@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findX402Packages, x402VersionProblems } from "./x402-versions.ts";
+import manifest from "../../package.json" with { type: "json" };
+import { findX402Packages, X402_CORE_RANGE, x402VersionProblems } from "./x402-versions.ts";
 
 let app: string;
 
@@ -45,5 +46,9 @@ describe("x402 versions", () => {
     const found = findX402Packages([app]).filter((p) => p.version === "2.27.0");
     expect(x402VersionProblems(found, "^2.23.0", app)).toEqual([]);
     expect(x402VersionProblems(findX402Packages([process.cwd()]), "^2.23.0", process.cwd())).toEqual([]);
+  });
+
+  it("checks against the peer range package.json declares", () => {
+    expect(X402_CORE_RANGE).toBe(manifest.peerDependencies["@x402/core"]);
   });
 });

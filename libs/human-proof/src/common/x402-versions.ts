@@ -80,10 +80,8 @@ export function x402VersionProblems(found: FoundPackage[], range: string, base: 
   return problems;
 }
 
-const ownManifest = createRequire(import.meta.url)("../../package.json") as {
-  name: string;
-  peerDependencies: Record<string, string>;
-};
+/** This package's `@x402/core` peer range (a test keeps it equal to package.json, which a bundle does not carry). */
+export const X402_CORE_RANGE = "^2.23.0";
 let checked = false;
 
 /**
@@ -92,12 +90,12 @@ let checked = false;
  */
 export function assertX402Versions(): void {
   if (checked) return;
-  const range = ownManifest.peerDependencies[CORE]!;
+  const range = X402_CORE_RANGE;
   const here = path.dirname(fileURLToPath(import.meta.url));
   const problems = x402VersionProblems(findX402Packages([here, process.cwd()]), range, process.cwd());
   if (problems.length > 0)
     throw new Error(
-      `${ownManifest.name} needs x402 packages within ${range}: ${problems.join("; ")}. Install versions within ${range} (\`npm ls ${CORE}\` shows which package brings each copy).`,
+      `@humanpass/human-proof needs x402 packages within ${range}: ${problems.join("; ")}. Install versions within ${range} (\`npm ls ${CORE}\` shows which package brings each copy).`,
     );
   checked = true;
 }
