@@ -6,7 +6,7 @@ import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import path from "node:path";
 
 /** The packages integrators install (docs/sdk.md, docs/events.md), released together (.changeset/config.json). */
-export const SDK_PACKAGES = [
+const SDK_PACKAGES = [
   "@humanpass/identity",
   "@humanpass/attestations-client",
   "@humanpass/human-proof",
