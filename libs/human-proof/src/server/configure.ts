@@ -1,6 +1,7 @@
 import type { x402ResourceServer } from "@x402/core/server";
 import type { PaymentPayload } from "@x402/core/types";
 import { HUMAN_PROOF } from "../common/constants.ts";
+import { assertX402Versions } from "../common/x402-versions.ts";
 import { createChallengeNonces } from "./challenge-nonces.ts";
 import { type CreateHumanProofExtensionOptions, createHumanProofExtension } from "./extension.ts";
 import {
@@ -45,6 +46,7 @@ export function configureHumanProofServer(
   server: x402ResourceServer,
   options: ConfigureHumanProofServerOptions = {},
 ): void {
+  assertX402Versions();
   const { extensionOptions, verifierOptions, storage, paymentGuards, ...hookOptions } = options;
   const verifier = options.verifier ?? createPoUVerifier(verifierOptions ?? {});
   const agentOwnershipSchema = extensionOptions?.agentOwnershipSchema ?? verifier.ownershipSchema;
