@@ -57,6 +57,7 @@ await runService({
       topology,
       logger,
       cache: { invalidate: (revocation) => verifier.revoke(revocation), clear: () => verifier.clear() },
+      meter: metrics.meter,
     });
     const events = outboxPaymentEvents(db, topology, logger);
     const storage = inMemory ? new InMemoryHumanUsageStorage() : new PostgresHumanUsageStorage(db);
