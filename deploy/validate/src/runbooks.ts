@@ -13,8 +13,8 @@ export function deployedAlerts(root: string): Map<string, string[]> {
     if (!/\.ya?ml$/.test(entry) || entry.split(path.sep).includes("node_modules")) continue;
     const text = readFileSync(path.join(dir, entry), "utf8");
     if (!/^\s*-?\s*alert:/m.test(text)) continue;
-    for (const doc of parseAllDocuments(text, { maxAliasCount: -1 })) {
-      const value = doc.toJS() as {
+    for (const doc of parseAllDocuments(text)) {
+      const value = doc.toJS({ maxAliasCount: -1 }) as {
         groups?: { rules?: { alert?: string }[] }[];
         kind?: string;
         spec?: { groups?: { rules?: { alert?: string }[] }[] };
