@@ -117,7 +117,8 @@ describe("a full stream with a lagging durable", () => {
       });
       await eventually(async () => (await appliedCounts(db)).distinct === stored.messages, 30_000);
       await eventually(
-        async () => (await value("humanpass_jetstream_consumer_ack_floor_sequence", durable)) === stored.last_seq,
+        async () =>
+          (await value("humanpass_jetstream_consumer_ack_floor_sequence", durable)) === stored.last_seq,
       );
 
       // The runbook's action: more room (the topology step with a larger JETSTREAM_AGENT_AUTH_MAX_BYTES). The relay
