@@ -49,7 +49,7 @@ lint: deps
 	npx depcruise --config .dependency-cruiser.cjs --output-type err bench deploy libs services tools scripts
 	npx tsc -p tsconfig.json --noEmit
 	@if node -e 'process.exit(require("./package.json").scripts["validate:deploy"] ? 0 : 1)'; then npm run -s validate:deploy; fi
-	@promtool="$$(bash scripts/ensure-promtool.sh)" && "$$promtool" check rules deploy/observability/alerts.yml && \
+	@promtool="$$(bash scripts/ensure-promtool.sh)" && "$$promtool" check rules deploy/observability/alerts.yml deploy/observability/postgres-alerts.yml && \
 	  "$$promtool" check config --syntax-only deploy/observability/prometheus.yml
 
 test: infra build
