@@ -6,15 +6,9 @@ import { renderForLint } from "./deploy.ts";
 import { deploymentEnv } from "./envcheck.ts";
 import { parseManifests } from "./kustomize.ts";
 import { repoPath } from "./paths.ts";
+import { serviceConfigs } from "./service-config.ts";
 
-const SERVICES = [
-  "verifier",
-  "attestations-api",
-  "agent-auth",
-  "payment-gateway",
-  "chain-indexer",
-  "webhooks",
-];
+const SERVICES = (await serviceConfigs()).map((c) => c.service);
 
 /**
  * The environment the Dockerfile's final stage bakes into an image built with these build args: its ENV lines,
