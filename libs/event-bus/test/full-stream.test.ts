@@ -1,6 +1,6 @@
 import { createMetrics, type ServiceMetrics } from "@humanpass/telemetry";
 import { eventually, sampleValue, type TestDatabase } from "@humanpass/testing";
-import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
+import { DiscardPolicy, type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -43,10 +43,14 @@ beforeAll(async () => {
   ({ database, db, nc, topology } = ctx);
   jsm = await jetstreamManager(nc);
   stream = streamName(topology, "AGENT_AUTH");
-  // What the topology step applies with JETSTREAM_AGENT_AUTH_MAX_BYTES=16KiB.
+  // A stream as an earlier release's topology step left it (discard old), then what this one applies with
+  // JETSTREAM_AGENT_AUTH_MAX_BYTES=16KiB: the existing stream is switched to discard new.
+  const old = await jsm.streams.info(stream);
+  await jsm.streams.update(stream, { ...old.config, discard: DiscardPolicy.Old });
   await ensureStreams(jsm, topology, ["AGENT_AUTH"], {
     retention: { AGENT_AUTH: { maxAgeMs: 0, maxBytes: LIMIT_BYTES } },
   });
+  expect((await jsm.streams.info(stream)).config.discard).toBe(DiscardPolicy.New);
   // The durable exists (its service created it once) but nothing reads it: a receiver outage, a stopped service.
   await ensureDurable(jsm, topology, { stream: "AGENT_AUTH", durable: DURABLE });
   metrics = createMetrics({ serviceName: "event-bus-test" });
