@@ -63,8 +63,8 @@ function composeProjects(root: string): string[][] {
 }
 
 /**
- * Validates `<root>/docker-compose.yml` (with `docker-compose.cluster.yml` where it exists), the services' Dockerfile and every `<root>/deploy/k8s/overlays/*` as
- * rendered by kustomize.
+ * Validates `<root>/docker-compose.yml` (alone and with `docker-compose.cluster.yml` over it, where that exists),
+ * the services' Dockerfile and every `<root>/deploy/k8s/overlays/*` as rendered by kustomize.
  */
 export async function validateDeploy(root: string, options: DeployOptions = {}): Promise<DeployValidation> {
   const checked: string[] = [];
