@@ -12,7 +12,6 @@ export type ComposeConfig =
       resolved?: Record<string, any>;
     }
   | {
-      command?: undefined;
       /** Why compose did not read the files (no compose command on PATH). */
       notRun: string;
     };

@@ -79,11 +79,11 @@ export async function validateDeploy(root: string, options: DeployOptions = {}):
     warnings.push(...model.warnings);
     if (model.resolved) checkComposeEnv(model.resolved, configs, problems, warnings, names);
     const compose = composeConfig(project.map((file) => path.join(root, file)));
-    if (compose.command) problems.push(...compose.problems);
-    else warnings.push(`${names}: compose's own check (compose config) not run: ${compose.notRun}`);
-    checked.push(
-      `${names} (Compose Specification, in-process; ${compose.command ? `${compose.command} config` : "no compose command"})`,
-    );
+    if ("notRun" in compose)
+      warnings.push(`${names}: compose's own check (compose config) not run: ${compose.notRun}`);
+    else problems.push(...compose.problems);
+    const byCompose = "notRun" in compose ? "no compose command" : `${compose.command} config`;
+    checked.push(`${names} (Compose Specification, in-process; ${byCompose})`);
     // The cluster file adds to a valid base; checked on a broken one it would repeat the base's problems.
     if (model.problems.length) break;
   }
