@@ -110,7 +110,7 @@ const FRAMEWORK_ERRORS: Record<string, [number, string, string]> = {
   FST_ERR_MAX_PARAM_LENGTH: [414, "uri_too_long", "A path segment is longer than 1000 characters"],
 };
 
-/** Node's client errors, which reach no route, by their code: what Fastify's default answer lacks is our shape. */
+/** Node's client errors, which reach no route: status, code and message by the error's code. */
 const CLIENT_ERRORS: Record<string, [number, string, string]> = {
   ERR_HTTP_REQUEST_TIMEOUT: [408, "request_timeout", "The request was not received in time"],
   HPE_HEADER_OVERFLOW: [431, "headers_too_large", "The request headers are too large"],
@@ -118,9 +118,9 @@ const CLIENT_ERRORS: Record<string, [number, string, string]> = {
 
 /**
  * Answers what Node refuses before Fastify sees a request (headers not received within the request timeout, too
- * large, a malformed request line) in the services' JSON shape, as Fastify's default handler does otherwise: its
- * body says `"error":"Request Timeout"`, which no client can act on. Under load a whole request can miss the
- * request timeout, so this is an answer real clients get.
+ * large, a malformed request line) in the services' JSON shape. Fastify's default answer says
+ * `"error":"Request Timeout"`, which no client can act on; and under load a whole request can miss the request
+ * timeout, so real clients get this answer.
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   // A reset connection is gone: nothing to answer.
