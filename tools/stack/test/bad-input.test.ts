@@ -6,7 +6,14 @@
  */
 import net from "node:net";
 import { networkInterfaces } from "node:os";
-import { createTestDatabase, TcpProxy, type TestDatabase, testNatsUrl } from "@humanpass/testing";
+import {
+  connectTestNats,
+  createTestDatabase,
+  deleteTestStreams,
+  TcpProxy,
+  type TestDatabase,
+  testNatsUrl,
+} from "@humanpass/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomPrefix, SERVICE_NAMES, type ServiceName, type Stack, startStack } from "../src/stack.ts";
 
@@ -19,6 +26,7 @@ let database: TestDatabase;
 let pgProxy: TcpProxy;
 let natsProxy: TcpProxy;
 let stack: Stack;
+const prefix = randomPrefix();
 const logs: string[] = [];
 
 beforeAll(async () => {
@@ -37,7 +45,7 @@ beforeAll(async () => {
   stack = await startStack({
     databaseUrl: pgProxy.url(database.url),
     natsUrl: natsProxy.url(testNatsUrl()),
-    prefix: randomPrefix(),
+    prefix,
     log: (service, line) => logs.push(`${service} | ${line}`),
     // info: the `routes served` line of each service lists what this test probes.
     logLevel: "info",
@@ -52,6 +60,10 @@ afterAll(async () => {
   await pgProxy?.stop();
   await natsProxy?.stop();
   await database?.drop();
+  // The stack's streams reserve their size limits (over 4 GB) on the NATS server until deleted.
+  const nc = await connectTestNats();
+  await deleteTestStreams(nc, { prefix });
+  await nc.close();
 }, 60_000);
 
 /** An entry of a service's `routes served` log line (libs/http). */
