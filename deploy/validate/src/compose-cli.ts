@@ -3,13 +3,22 @@ import path from "node:path";
 import { parse } from "yaml";
 import type { Problem } from "./problems.ts";
 
-export interface ComposeConfig {
-  /** The compose command that read the file, e.g. `docker compose` or `docker-compose`; undefined when none exists. */
-  command?: string;
-  problems: Problem[];
-  /** The file as compose resolves it: merge keys applied, variables interpolated, `environment` as a map. */
-  resolved?: Record<string, any>;
-}
+export type ComposeConfig =
+  | {
+      /** The compose command that read the files, e.g. `docker compose` or `docker-compose`. */
+      command: string;
+      problems: Problem[];
+      /** The files as compose resolves them: merged, variables interpolated, `environment` as a map. */
+      resolved?: Record<string, any>;
+    }
+  | {
+      /** Why compose did not read the files (no compose command on PATH). */
+      notRun: string;
+    };
+
+/** Why the compose binary's own check cannot run here. */
+export const NO_COMPOSE_COMMAND =
+  "no compose command on PATH (neither the docker compose plugin nor docker-compose)";
 
 /** Only PATH and HOME: variables exported in the caller's shell (make exports some) must not change the result. */
 const cleanEnv = () => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" });
@@ -27,24 +36,26 @@ export function composeCommand(): string[] | undefined {
 }
 
 /**
- * Has compose itself read the file: `config` rejects what its own schema forbids, a `depends_on` on a service that
- * does not exist and a named volume no top-level `volumes` declares, and prints the resolved model.
+ * Has compose itself read the files (`-f` each, in order), where a compose command exists: `config` rejects what its
+ * own schema forbids, a `depends_on` on a service that does not exist and a named volume no top-level `volumes`
+ * declares, and prints the resolved model. `compose.ts` checks the same in-process, everywhere; this is the second
+ * opinion of the tool that runs the files.
  */
-export function composeConfig(file: string, where = path.basename(file)): ComposeConfig {
+export function composeConfig(
+  files: string[],
+  where = files.map((f) => path.basename(f)).join(" + "),
+): ComposeConfig {
   const command = composeCommand();
-  if (!command)
-    return {
-      problems: [
-        {
-          where,
-          path: "/",
-          message: "no compose command to check it with: install docker-compose or the docker compose plugin",
-        },
-      ],
-    };
+  if (!command) return { notRun: NO_COMPOSE_COMMAND };
   const result = spawnSync(
     command[0]!,
-    [...command.slice(1), "-f", file, "--project-directory", path.dirname(file), "config"],
+    [
+      ...command.slice(1),
+      ...files.flatMap((f) => ["-f", f]),
+      "--project-directory",
+      path.dirname(files[0]!),
+      "config",
+    ],
     { env: cleanEnv(), encoding: "utf8", timeout: 60_000 },
   );
   const name = command.join(" ");

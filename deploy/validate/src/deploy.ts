@@ -1,7 +1,7 @@
 import { copyFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { validateCompose } from "./compose.ts";
+import { loadCompose, readComposeFiles } from "./compose.ts";
 import { composeConfig } from "./compose-cli.ts";
 import { connectionBudgetProblems } from "./connection-budget.ts";
 import { checkComposeEnv, checkManifestEnv } from "./envcheck.ts";
@@ -62,22 +62,39 @@ export function renderForLint(overlay: string): string {
   return renderOverlay(repoPath("deploy/k8s"), overlay, LINT_VALUES[overlay]);
 }
 
+/** The Compose projects of the checkout: docker-compose.yml alone, and with docker-compose.cluster.yml on top. */
+function composeProjects(root: string): string[][] {
+  const projects = [["docker-compose.yml"]];
+  if (existsSync(path.join(root, "docker-compose.cluster.yml")))
+    projects.push(["docker-compose.yml", "docker-compose.cluster.yml"]);
+  return projects;
+}
+
 /**
- * Validates `<root>/docker-compose.yml`, the services' Dockerfile and every `<root>/deploy/k8s/overlays/*` as
- * rendered by kustomize.
+ * Validates `<root>/docker-compose.yml` (alone and with `docker-compose.cluster.yml` over it, where that exists),
+ * the services' Dockerfile and every `<root>/deploy/k8s/overlays/*` as rendered by kustomize.
  */
 export async function validateDeploy(root: string, options: DeployOptions = {}): Promise<DeployValidation> {
   const checked: string[] = [];
   const problems: Problem[] = [];
   const warnings: string[] = [];
   const configs = await serviceConfigs();
-  const composeFile = path.join(root, "docker-compose.yml");
-  const composeText = readFileSync(composeFile, "utf8");
-  problems.push(...validateCompose(composeText));
-  const compose = composeConfig(composeFile);
-  problems.push(...compose.problems);
-  if (compose.resolved) checkComposeEnv(compose.resolved, configs, problems, warnings);
-  checked.push(`docker-compose.yml (${compose.command ?? "no compose command"} config)`);
+  const composeText = readFileSync(path.join(root, "docker-compose.yml"), "utf8");
+  for (const project of composeProjects(root)) {
+    const names = project.join(" + ");
+    const model = loadCompose(readComposeFiles(root, project));
+    problems.push(...model.problems);
+    warnings.push(...model.warnings);
+    if (model.resolved) checkComposeEnv(model.resolved, configs, problems, warnings, names);
+    const compose = composeConfig(project.map((file) => path.join(root, file)));
+    if ("notRun" in compose)
+      warnings.push(`${names}: compose's own check (compose config) not run: ${compose.notRun}`);
+    else problems.push(...compose.problems);
+    const byCompose = "notRun" in compose ? "no compose command" : `${compose.command} config`;
+    checked.push(`${names} (Compose Specification, in-process; ${byCompose})`);
+    // The cluster file adds to a valid base; checked on a broken one it would repeat the base's problems.
+    if (model.problems.length) break;
+  }
   for (const dockerfile of composeText.matchAll(/^\s+dockerfile:\s*(\S+)\s*$/gm)) {
     if (!existsSync(path.join(root, dockerfile[1]!)))
       warnings.push(`docker-compose.yml builds from ${dockerfile[1]}, which does not exist yet`);

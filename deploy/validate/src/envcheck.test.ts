@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { composeConfig } from "./compose-cli.ts";
+import { loadCompose, readComposeFiles } from "./compose.ts";
 import { renderForLint } from "./deploy.ts";
 import { checkComposeEnv, checkManifestEnv } from "./envcheck.ts";
 import { parseManifests } from "./kustomize.ts";
-import { repoPath } from "./paths.ts";
+import { REPO_ROOT } from "./paths.ts";
 import type { Problem } from "./problems.ts";
 import { type ServiceConfig, serviceConfigs } from "./service-config.ts";
 
@@ -14,16 +14,21 @@ let configs: ServiceConfig[];
 let resolvedCompose: () => Obj;
 beforeAll(async () => {
   configs = await serviceConfigs();
-  const { resolved, problems } = composeConfig(repoPath("docker-compose.yml"));
+  const { resolved, problems } = loadCompose(readComposeFiles(REPO_ROOT, ["docker-compose.yml"]));
   expect(problems).toEqual([]);
   resolvedCompose = () => structuredClone(resolved!);
 });
 
 describe("service environments", () => {
-  it("has every service of the committed compose file and overlays start", () => {
+  it("has every service of the committed compose files and overlays start", () => {
     const problems: Problem[] = [];
     const warnings: string[] = [];
     checkComposeEnv(resolvedCompose(), configs, problems, warnings);
+    const cluster = loadCompose(
+      readComposeFiles(REPO_ROOT, ["docker-compose.yml", "docker-compose.cluster.yml"]),
+    );
+    expect(cluster.problems).toEqual([]);
+    checkComposeEnv(cluster.resolved!, configs, problems, warnings, "docker-compose.cluster.yml");
     for (const overlay of ["dev", "prod"]) {
       checkManifestEnv(parseManifests(renderForLint(overlay)), overlay, configs, problems, warnings);
     }

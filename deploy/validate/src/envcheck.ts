@@ -31,12 +31,13 @@ export function checkComposeEnv(
   configs: ServiceConfig[],
   problems: Problem[],
   warnings: string[],
+  where = "docker-compose.yml",
 ): void {
   for (const config of configs) {
     const service = resolved?.services?.[config.service];
     if (!service) {
       problems.push({
-        where: "docker-compose.yml",
+        where,
         path: `/services/${config.service}`,
         message: "the service is missing",
       });
@@ -48,14 +49,7 @@ export function checkComposeEnv(
         .filter(([, v]) => v !== null)
         .map(([k, v]) => [k, String(v)]),
     );
-    report(
-      config,
-      env,
-      "docker-compose.yml",
-      (v) => `/services/${config.service}/environment/${v}`,
-      problems,
-      warnings,
-    );
+    report(config, env, where, (v) => `/services/${config.service}/environment/${v}`, problems, warnings);
   }
 }
 

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
 import cors from "@fastify/cors";
 import rateLimit from "@fastify/rate-limit";
 import swagger from "@fastify/swagger";
@@ -108,6 +110,34 @@ const FRAMEWORK_ERRORS: Record<string, [number, string, string]> = {
   FST_ERR_MAX_PARAM_LENGTH: [414, "uri_too_long", "A path segment is longer than 1000 characters"],
 };
 
+/** Node's client errors, which reach no route: status, code and message by the error's code. */
+const CLIENT_ERRORS: Record<string, [number, string, string]> = {
+  ERR_HTTP_REQUEST_TIMEOUT: [408, "request_timeout", "The request was not received in time"],
+  HPE_HEADER_OVERFLOW: [431, "headers_too_large", "The request headers are too large"],
+};
+
+/**
+ * Answers what Node refuses before Fastify sees a request (headers not received within the request timeout, too
+ * large, a malformed request line) in the services' JSON shape. Fastify's default answer says
+ * `"error":"Request Timeout"`, which no client can act on; and under load a whole request can miss the request
+ * timeout, so real clients get this answer.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  // A reset connection is gone: nothing to answer.
+  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  const [status, code, message] = CLIENT_ERRORS[error.code ?? ""] ?? [
+    400,
+    "invalid_request",
+    "The request is not valid HTTP",
+  ];
+  const body = JSON.stringify({ error: code, message });
+  if (socket.writable)
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
+    );
+  socket.destroy(error);
+}
+
 function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   const [status, code, message] = FRAMEWORK_ERRORS[error.code] ?? [
     500,
@@ -137,6 +167,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     routerOptions: { maxParamLength: 1_000 },
     // Paths the router cannot even decode never reach the error handler: answered here in the same shape.
     frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
     ajv: {
       customOptions: { coerceTypes: "array", removeAdditional: false, useDefaults: true, allErrors: false },
     },

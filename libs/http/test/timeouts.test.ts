@@ -78,6 +78,24 @@ describe("bounded waits", () => {
     expect(res.ms).toBeLessThan(5_000);
   });
 
+  it("answers headers that do not arrive within the request timeout with 408 `request_timeout`", async () => {
+    const res = await exchange("GET /rows HTTP/1.1\r\nHost: x\r\n");
+    expect(res.closed).toBe(true);
+    expect(res.text).toMatch(/^HTTP\/1\.1 408/);
+    expect(res.text.slice(res.text.indexOf("\r\n\r\n") + 4)).toBe(
+      JSON.stringify({ error: "request_timeout", message: "The request was not received in time" }),
+    );
+  });
+
+  it("answers headers too large and a request that is not HTTP with a machine-readable code", async () => {
+    const large = await exchange(`GET /rows HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`);
+    expect(large.text).toMatch(/^HTTP\/1\.1 431/);
+    expect(large.text).toContain('"error":"headers_too_large"');
+    const garbage = await exchange("HELLO\r\n\r\n");
+    expect(garbage.text).toMatch(/^HTTP\/1\.1 400/);
+    expect(garbage.text).toContain('"error":"invalid_request"');
+  });
+
   it("closes a connection that never sends a request", async () => {
     const res = await exchange("");
     expect(res.closed).toBe(true);

@@ -52,11 +52,14 @@ export function startServiceProcess(options: {
   };
 }
 
-/** Resolves when GET url answers 200; rejects when the process exits first or the time runs out. */
+/**
+ * Resolves when GET url answers 200; rejects when the process exits first or the time runs out. A deadline, not a
+ * wait: a start takes seconds alone, and minutes on a 2-core machine running test suites beside it.
+ */
 export async function waitUntilReady(
   proc: ServiceProcess,
   path = "/readyz",
-  timeoutMs = 60_000,
+  timeoutMs = 180_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exitCode: number | null | undefined;
