@@ -4,6 +4,7 @@ import path from "node:path";
 import { validateCompose } from "./compose.ts";
 import { composeConfig } from "./compose-cli.ts";
 import { connectionBudgetProblems } from "./connection-budget.ts";
+import { disruptionBudgetProblems } from "./disruption-budget.ts";
 import { checkComposeEnv, checkManifestEnv } from "./envcheck.ts";
 import { imageProblems } from "./images.ts";
 import { validateManifests } from "./k8s.ts";
@@ -106,6 +107,7 @@ export async function validateDeploy(root: string, options: DeployOptions = {}):
       problems.push(...placeholderProblems(manifests, where));
       problems.push(...policyProblems(manifests, where));
       problems.push(...connectionBudgetProblems(manifests, where));
+      problems.push(...disruptionBudgetProblems(manifests, where));
       checkManifestEnv(manifests, where, configs, problems, warnings);
       const using = valuesFile ? ` with ${path.relative(root, valuesFile) || valuesFile}` : "";
       checked.push(`${where}${using} (${manifests.length} manifests)`);
