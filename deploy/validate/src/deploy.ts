@@ -15,6 +15,7 @@ import { placeholderProblems } from "./placeholders.ts";
 import { platformProblems } from "./platforms.ts";
 import { policyProblems } from "./policy.ts";
 import type { Problem } from "./problems.ts";
+import { publicRouteProblems } from "./public-routes.ts";
 import { serviceConfigs } from "./service-config.ts";
 
 export interface DeployValidation {
@@ -108,6 +109,7 @@ export async function validateDeploy(root: string, options: DeployOptions = {}):
       problems.push(...policyProblems(manifests, where));
       problems.push(...connectionBudgetProblems(manifests, where));
       problems.push(...disruptionBudgetProblems(manifests, where));
+      problems.push(...publicRouteProblems(manifests, where));
       checkManifestEnv(manifests, where, configs, problems, warnings);
       const using = valuesFile ? ` with ${path.relative(root, valuesFile) || valuesFile}` : "";
       checked.push(`${where}${using} (${manifests.length} manifests)`);
