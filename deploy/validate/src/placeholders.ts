@@ -1,10 +1,8 @@
+import { placeholderIn } from "@humanpass/config";
 import type { Problem } from "./problems.ts";
 
 type Obj = Record<string, any>;
 
-const ZERO_ADDRESS = /\b0x0{40}\b/;
-/** RFC 2606 reserves .example for documentation: a host under it is one nobody filled in. */
-const EXAMPLE_HOST = /(^|[/@.])[a-z0-9-]+\.example(?=$|[:/,?#])/i;
 const DIGEST = /@sha256:[0-9a-f]{64}$/;
 
 function* strings(value: unknown, pointer: string): Generator<[string, string]> {
@@ -27,16 +25,8 @@ export function placeholderProblems(manifests: unknown[], where: string): Proble
   for (const m of all) {
     const label = `${where}: ${m?.kind}/${m?.metadata?.name}`;
     for (const [pointer, text] of strings(m, "")) {
-      if (/replace-with/i.test(text))
-        problems.push({ where: label, path: pointer, message: `a placeholder is left: ${text}` });
-      else if (ZERO_ADDRESS.test(text))
-        problems.push({ where: label, path: pointer, message: "the zero address is a placeholder" });
-      else if (EXAMPLE_HOST.test(text))
-        problems.push({
-          where: label,
-          path: pointer,
-          message: `a host under .example is a placeholder: ${text}`,
-        });
+      const placeholder = placeholderIn(text);
+      if (placeholder) problems.push({ where: label, path: pointer, message: `${placeholder}: ${text}` });
       else if (
         /[cC]ontainers\/\d+\/image$/.test(pointer) &&
         /(^|\/)humanpass\//.test(text) &&

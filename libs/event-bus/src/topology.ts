@@ -18,8 +18,8 @@ import {
 } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import type { Logger } from "pino";
+import { accessOptions, type NatsAccess } from "./connection.ts";
 import { deadLetterStreamConfig, deadLetterStreamName } from "./dead-letters.ts";
-import { inboxPrefixOf } from "./permissions.ts";
 import { DEFAULT_RETENTION, type Retention } from "./retention.ts";
 import { sleep } from "./sleep.ts";
 
@@ -191,14 +191,12 @@ function isNotFound(e: unknown): boolean {
 export async function applyTopologyAt(
   servers: string,
   topology: Topology,
-  options: { user?: string; pass?: string; replicas?: number; retention?: Partial<Retention> } = {},
+  options: NatsAccess & { replicas?: number; retention?: Partial<Retention> } = {},
 ): Promise<string[]> {
   const nc = await connect({
     servers: servers.split(","),
     name: "humanpass-topology",
-    ...(options.user
-      ? { user: options.user, pass: options.pass, inboxPrefix: inboxPrefixOf(options.user) }
-      : {}),
+    ...accessOptions(options),
   });
   try {
     return await applyTopology(await jetstreamManager(nc), topology, {

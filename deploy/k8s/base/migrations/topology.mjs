@@ -28,6 +28,12 @@ const user = process.env.NATS_USER || undefined;
 const streams = await applyTopologyAt(
   servers,
   { prefix: process.env.EVENTS_PREFIX ?? "" },
-  { user, pass: process.env.NATS_PASSWORD, replicas, retention },
+  {
+    user,
+    pass: process.env.NATS_PASSWORD,
+    tlsCaFile: process.env.NATS_TLS_CA || undefined,
+    replicas,
+    retention,
+  },
 );
 process.stdout.write(`streams applied${user ? ` as ${user}` : ""}: ${streams.join(", ")}\n`);
