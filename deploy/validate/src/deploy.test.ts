@@ -266,6 +266,24 @@ describe("npm run validate:deploy", () => {
       }
     });
 
+    it("is refused when the NATS image is pinned by a tag alone", () => {
+      const copy = mkdtempSync(path.join(tmpdir(), "humanpass-k8s-"));
+      try {
+        cpSync(k8s, copy, { recursive: true });
+        edit(copy, "overlays/prod/kustomization.yaml", "    digest: sha256:", "    # digest: sha256:");
+        const manifests = parseManifests(renderOverlay(copy, "prod", PROD_VALUES));
+        expect(placeholderProblems(manifests, "prod")).toEqual([
+          expect.objectContaining({
+            where: "prod: StatefulSet/nats",
+            path: "/spec/template/spec/containers/0/image",
+            message: "not pinned by digest: nats:2.10.8-alpine",
+          }),
+        ]);
+      } finally {
+        rmSync(copy, { recursive: true, force: true });
+      }
+    });
+
     it("passes filled in, and names the migrations Job after the release", () => {
       const manifests = parseManifests(renderOverlay(k8s, "prod", PROD_VALUES)) as {
         kind: string;

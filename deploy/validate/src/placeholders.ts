@@ -15,8 +15,8 @@ function* strings(value: unknown, pointer: string): Generator<[string, string]> 
 
 /**
  * A production overlay (its manifests labelled `humanpass.dev/environment: prod`) may not carry what only stands in
- * for a deployment's own values: a `replace-with-…` marker, the zero address, a host under .example, or one of our
- * images by a tag alone (a tag can be pushed again; a digest names one image).
+ * for a deployment's own values: a `replace-with-…` marker, the zero address, a host under .example, or an image,
+ * ours or a third party's (NATS), by a tag alone (a tag can be pushed again; a digest names one image).
  */
 export function placeholderProblems(manifests: unknown[], where: string): Problem[] {
   const all = manifests as Obj[];
@@ -27,11 +27,7 @@ export function placeholderProblems(manifests: unknown[], where: string): Proble
     for (const [pointer, text] of strings(m, "")) {
       const placeholder = placeholderIn(text);
       if (placeholder) problems.push({ where: label, path: pointer, message: `${placeholder}: ${text}` });
-      else if (
-        /[cC]ontainers\/\d+\/image$/.test(pointer) &&
-        /(^|\/)humanpass\//.test(text) &&
-        !DIGEST.test(text)
-      )
+      else if (/[cC]ontainers\/\d+\/image$/.test(pointer) && !DIGEST.test(text))
         problems.push({ where: label, path: pointer, message: `not pinned by digest: ${text}` });
     }
   }
