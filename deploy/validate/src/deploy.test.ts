@@ -258,7 +258,7 @@ describe("npm run validate:deploy", () => {
           }),
           expect.objectContaining({
             where: "prod: Job/humanpass-migrate-1.0.0",
-            path: "/spec/template/spec/initContainers/6/image",
+            path: "/spec/template/spec/initContainers/7/image",
           }),
         ]);
       } finally {
@@ -293,7 +293,7 @@ describe("npm run validate:deploy", () => {
       expect(manifests.filter((m) => m.kind === "Job").map((m) => m.metadata.name)).toEqual([
         "humanpass-migrate-1.0.0",
       ]);
-      // The values are copied into place, never applied themselves.
+      // The values are copied into place, not applied as they are (the migration Job's check reads its own copy).
       expect(manifests.some((m) => m.metadata.name === "humanpass-values")).toBe(false);
     });
   });
