@@ -1,7 +1,7 @@
 /**
  * The prod migration Job's first step: refuses the release while a value of the deployment's values.env (the
- * humanpass-release-values ConfigMap, given to this container as VALUE_<key>) is still a placeholder of
- * values.env.example (replace-with-…, the zero address, a host under .example), naming each. Nothing is migrated
+ * humanpass-release-values ConfigMap, given to this container as VALUE_<key>) is still one of values.env.example's
+ * placeholders (as @humanpass/config's placeholderIn tells them), naming each. Nothing is migrated
  * and the Job fails, so the release stops before a service starts on it (each would refuse the same values too).
  * Plain JavaScript, run by plain `node` in a service image, like run.mjs.
  */
