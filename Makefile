@@ -104,7 +104,7 @@ migrate: infra build
 
 # Rebuilds attestations-api's read model from its streams (stop the service first): in the database of make up and
 # make migrate; as attestations-api's own NATS user when NATS_ATTESTATIONS_API_PASSWORD is set (a NATS that loads
-# users.conf). It creates and changes no stream. In Kubernetes: the attestations-api-reindex CronJob (docs/operations.md).
+# users.conf). It creates and changes no stream. In Kubernetes: the attestations-api-reindex CronJob (docs/deploy.md).
 reindex: infra build
 	@if [ -n "$$NATS_ATTESTATIONS_API_PASSWORD" ]; then export NATS_USER=attestations-api NATS_PASSWORD="$$NATS_ATTESTATIONS_API_PASSWORD"; fi; \
 	  DATABASE_URL=$${HUMANPASS_DATABASE_URL:-$${DATABASE_URL%/*}/humanpass} npm run -w @humanpass/attestations-api reindex

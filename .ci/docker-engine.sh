@@ -4,7 +4,7 @@
 # already answers, else Debian's docker.io (installed when missing) started with its own data root
 # (DOCKER_DATA_ROOT, e.g. a cache kept between CI runs), recording that it did so, so that `stop` stops only an
 # engine this script started.
-# `make compose-up` never does any of this: on a user's machine the engine is theirs (docs/operations.md).
+# `make compose-up` never does any of this: on a user's machine the engine is theirs (docs/deploy.md).
 #   .ci/docker-engine.sh start | stop
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"

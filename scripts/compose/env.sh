@@ -5,7 +5,7 @@
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 if ! timeout 10 docker info >/dev/null 2>&1; then
-  echo "compose: no Docker engine answers (docker info failed). Install and start Docker Desktop, Docker Engine or Podman's Docker-compatible socket (docs/operations.md, \"Docker compose\"), then run this again." >&2
+  echo "compose: no Docker engine answers (docker info failed). Install and start Docker Desktop, Docker Engine or Podman's Docker-compatible socket (docs/deploy.md, \"Docker compose\"), then run this again." >&2
   exit 1
 fi
 if docker compose version >/dev/null 2>&1; then

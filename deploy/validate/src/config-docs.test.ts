@@ -3,9 +3,9 @@ import { describe, expect, it } from "vitest";
 import { renderConfigTables, withConfigTables } from "./config-docs.ts";
 import { repoPath } from "./paths.ts";
 
-describe("docs/operations.md", () => {
+describe("docs/deploy.md", () => {
   it("lists every service's configuration as its config schema defines it (regenerate: npm run docs -w @humanpass/deploy-validate)", async () => {
-    const markdown = readFileSync(repoPath("docs/operations.md"), "utf8");
+    const markdown = readFileSync(repoPath("docs/deploy.md"), "utf8");
     expect(markdown).toBe(await withConfigTables(markdown));
   });
 

@@ -37,7 +37,7 @@ const SERVICE_RUNTIME_ENV: [string, string, string][] = [
   [
     "INBOX_RETENTION_MARGIN_MS",
     "86400000",
-    'an integer >= 0 (milliseconds): inbox rows are kept for the longest max_age of the service\'s streams plus this (never deleted while a stream has no max_age); docs/operations.md, "JetStream retention"',
+    'an integer >= 0 (milliseconds): inbox rows are kept for the longest max_age of the service\'s streams plus this (never deleted while a stream has no max_age); docs/deploy.md, "JetStream retention"',
   ],
   [
     "OUTBOX_GATHER_MS",
@@ -112,7 +112,6 @@ export const CONFIG_END = "<!-- END GENERATED CONFIGURATION TABLES -->";
 export async function withConfigTables(markdown: string): Promise<string> {
   const start = markdown.indexOf(CONFIG_BEGIN);
   const end = markdown.indexOf(CONFIG_END);
-  if (start < 0 || end < start)
-    throw new Error("docs/operations.md lacks the generated-configuration markers");
+  if (start < 0 || end < start) throw new Error("docs/deploy.md lacks the generated-configuration markers");
   return `${markdown.slice(0, start + CONFIG_BEGIN.length)}\n\n${await renderConfigTables()}\n${markdown.slice(end)}`;
 }

@@ -5,16 +5,13 @@ import { repoPath } from "./paths.ts";
 
 /**
  * Writes the generated parts of the docs: docs/asyncapi.yaml and the tables of docs/events.md from the event
- * catalog, the configuration tables of docs/operations.md from the services' config schemas. `--check` compares.
+ * catalog, the configuration tables of docs/deploy.md from the services' config schemas. `--check` compares.
  */
 const check = process.argv.includes("--check");
 const targets: [string, string][] = [
   [repoPath("docs/asyncapi.yaml"), renderAsyncApi()],
   [repoPath("docs/events.md"), withEventTables(readFileSync(repoPath("docs/events.md"), "utf8"))],
-  [
-    repoPath("docs/operations.md"),
-    await withConfigTables(readFileSync(repoPath("docs/operations.md"), "utf8")),
-  ],
+  [repoPath("docs/deploy.md"), await withConfigTables(readFileSync(repoPath("docs/deploy.md"), "utf8"))],
 ];
 let stale = 0;
 for (const [file, content] of targets) {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { metricNames, withGrafanaVariables } from "@humanpass/stack";
@@ -10,10 +10,11 @@ import {
   alertRules,
   dashboardExpressions,
   documentedSeries,
-  headingAnchors,
   PROMETHEUS_RULE_FILE,
   prometheusRule,
   promtool,
+  RUNBOOK_URL_BASE,
+  RUNBOOKS_DIR,
   rulesWithFor,
 } from "./observability.ts";
 
@@ -65,15 +66,15 @@ describe("deploy/observability/alerts.yml", () => {
     expect(output).toMatch(/alertname: HumanpassOutboxStale/);
   });
 
-  it("gives every alert a severity, a summary and a runbook_url into a section of docs/operations.md", () => {
-    const anchors = headingAnchors();
+  it("gives every alert a severity, a summary and a runbook_url to its own page docs/runbooks/<alert>.md", () => {
     const problems = rules.flatMap((r) => {
       const url = r.annotations?.runbook_url ?? "";
-      const anchor = url.match(/\/docs\/operations\.md#([\w-]+)$/)?.[1];
       return [
         ...(["critical", "warning"].includes(r.labels?.severity ?? "") ? [] : [`${r.alert}: severity`]),
         ...(r.annotations?.summary ? [] : [`${r.alert}: no summary`]),
-        ...(anchor && anchors.has(anchor) ? [] : [`${r.alert}: runbook_url ${url} has no section`]),
+        ...(url === `${RUNBOOK_URL_BASE}${r.alert}.md` && existsSync(path.join(RUNBOOKS_DIR, `${r.alert}.md`))
+          ? []
+          : [`${r.alert}: runbook_url ${url} is not its page docs/runbooks/${r.alert}.md`]),
       ];
     });
     expect(problems).toEqual([]);

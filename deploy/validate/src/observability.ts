@@ -10,7 +10,9 @@ export const ALERTS_TEST_FILE = repoPath("deploy/observability/alerts.test.yml")
 export const DASHBOARD_FILE = repoPath("deploy/observability/dashboard.json");
 export const PROMETHEUS_RULE_FILE = repoPath("deploy/k8s/overlays/prod/monitoring/prometheus-rule.yaml");
 export const METRICS_DOC = repoPath("docs/metrics.md");
-export const OPERATIONS_DOC = repoPath("docs/operations.md");
+export const RUNBOOKS_DIR = repoPath("docs/runbooks");
+/** Where each alert's runbook_url points: docs/runbooks/<alert>.md on the main branch. */
+export const RUNBOOK_URL_BASE = "https://github.com/humanpass/humanpass/blob/main/docs/runbooks/";
 
 export interface AlertRule {
   alert: string;
@@ -103,17 +105,4 @@ export function documentedSeries(text = readFileSync(METRICS_DOC, "utf8")): Set<
     else series.add(name);
   }
   return series;
-}
-
-/** GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces as dashes. */
-export function headingAnchors(markdown = readFileSync(OPERATIONS_DOC, "utf8")): Set<string> {
-  const anchors = new Set<string>();
-  for (const m of markdown.matchAll(/^#{1,6}\s+(.+?)\s*$/gm))
-    anchors.add(
-      m[1]!
-        .toLowerCase()
-        .replace(/[^\p{L}\p{N}\s_-]/gu, "")
-        .replace(/\s/g, "-"),
-    );
-  return anchors;
 }

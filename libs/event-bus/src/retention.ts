@@ -17,7 +17,7 @@ const GIB = 1024 ** 3;
 
 /**
  * Defaults sized for the base NATS file store (8 GB per server, every stream on every server at R3): 4 × 1 GiB of
- * events + 256 MiB of dead letters = 4.25 GiB, room left for the raft logs and a compaction. docs/operations.md,
+ * events + 256 MiB of dead letters = 4.25 GiB, room left for the raft logs and a compaction. docs/deploy.md,
  * "JetStream retention", has the arithmetic.
  */
 export const DEFAULT_RETENTION: Retention = {

@@ -28,7 +28,7 @@ subscriber   prints a users.conf entry for user subscriber-<name>, to add to the
              goes to stderr, once. Its client must connect with inboxPrefix "_INBOX_subscriber-<name>".
 topology     creates or updates every stream and the dead-letter stream (NATS_USER=topology and NATS_PASSWORD
              where the server requires a user; --replicas or $JETSTREAM_REPLICAS, default 1; retention from
-             $JETSTREAM_<STREAM>_MAX_AGE and $JETSTREAM_<STREAM>_MAX_BYTES, docs/operations.md)
+             $JETSTREAM_<STREAM>_MAX_AGE and $JETSTREAM_<STREAM>_MAX_BYTES, docs/deploy.md)
 `;
 
 export type NatsCommand =

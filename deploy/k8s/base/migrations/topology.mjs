@@ -1,6 +1,6 @@
 /**
  * Applies the JetStream stream topology (every stream and the dead-letter stream, created or updated, with
- * JETSTREAM_REPLICAS and each stream's JETSTREAM_<STREAM>_MAX_AGE / _MAX_BYTES, docs/operations.md) as the
+ * JETSTREAM_REPLICAS and each stream's JETSTREAM_<STREAM>_MAX_AGE / _MAX_BYTES, docs/deploy.md) as the
  * `topology` NATS user, the only service-side user allowed to: services wait for their streams and may not create,
  * change, purge or delete one (deploy/k8s/base/nats/users.conf). The Kubernetes migration Job runs it from the
  * same ConfigMap as run.mjs, compose's `nats-topology` step mounts it, `make migrate` and `make up` run it too.
