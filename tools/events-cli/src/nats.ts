@@ -126,9 +126,11 @@ export async function runNats(
     );
     return 0;
   }
-  const credentials = natsCredentials();
+  const { user, pass, tls } = natsCredentials();
   const streams = await applyTopologyAt(options.servers, topology, {
-    ...credentials,
+    user,
+    pass,
+    tlsCaFile: tls?.caFile,
     replicas: options.replicas,
     retention: options.retention,
   });
