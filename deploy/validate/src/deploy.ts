@@ -9,6 +9,7 @@ import { checkComposeEnv, checkManifestEnv } from "./envcheck.ts";
 import { imageProblems } from "./images.ts";
 import { validateManifests } from "./k8s.ts";
 import { parseManifests, renderKustomization } from "./kustomize.ts";
+import { natsTlsProblems } from "./nats-tls.ts";
 import { validateOtelConfig } from "./otel.ts";
 import { repoPath } from "./paths.ts";
 import { placeholderProblems } from "./placeholders.ts";
@@ -110,6 +111,7 @@ export async function validateDeploy(root: string, options: DeployOptions = {}):
       problems.push(...connectionBudgetProblems(manifests, where));
       problems.push(...disruptionBudgetProblems(manifests, where));
       problems.push(...publicRouteProblems(manifests, where));
+      problems.push(...natsTlsProblems(manifests, where));
       checkManifestEnv(manifests, where, configs, problems, warnings);
       const using = valuesFile ? ` with ${path.relative(root, valuesFile) || valuesFile}` : "";
       checked.push(`${where}${using} (${manifests.length} manifests)`);
