@@ -49,8 +49,11 @@ lint: deps
 	npx depcruise --config .dependency-cruiser.cjs --output-type err bench deploy libs services tools scripts
 	npx tsc -p tsconfig.json --noEmit
 	@if node -e 'process.exit(require("./package.json").scripts["validate:deploy"] ? 0 : 1)'; then npm run -s validate:deploy; fi
-	@promtool="$$(bash scripts/ensure-promtool.sh)" && "$$promtool" check rules deploy/observability/alerts.yml && \
+	@promtool="$$(bash scripts/ensure-promtool.sh)" && "$$promtool" check rules deploy/observability/alerts.yml deploy/observability/postgres-alerts.yml && \
 	  "$$promtool" check config --syntax-only deploy/observability/prometheus.yml
+
+# Both need the nats-server binary: tests and make up start nats-servers of their own (scripts/ensure-infra.sh).
+test up: export HUMANPASS_NEEDS_NATS_SERVER = 1
 
 test: infra build
 	@if [ -x services/verifier/scripts/ensure-chromium.sh ]; then bash services/verifier/scripts/ensure-chromium.sh; fi
@@ -103,10 +106,11 @@ migrate: infra build
 	node deploy/migrate/topology.mjs
 
 # Rebuilds attestations-api's read model from its streams (stop the service first): in the database of make up and
-# make migrate; as attestations-api's own NATS user when NATS_ATTESTATIONS_API_PASSWORD is set (a NATS that loads
-# users.conf). It creates and changes no stream. In Kubernetes: the attestations-api-reindex CronJob (docs/deploy.md).
+# make migrate; as the attestations-api-reindex NATS user when NATS_ATTESTATIONS_API_REINDEX_PASSWORD is set (a NATS
+# that loads users.conf: make up's, NATS_URL=nats://127.0.0.1:14222 with dev-attestations-api-reindex). It creates and
+# changes no stream. In Kubernetes: the attestations-api-reindex CronJob (docs/deploy.md).
 reindex: infra build
-	@if [ -n "$$NATS_ATTESTATIONS_API_PASSWORD" ]; then export NATS_USER=attestations-api NATS_PASSWORD="$$NATS_ATTESTATIONS_API_PASSWORD"; fi; \
+	@if [ -n "$$NATS_ATTESTATIONS_API_REINDEX_PASSWORD" ]; then export NATS_USER=attestations-api-reindex NATS_PASSWORD="$$NATS_ATTESTATIONS_API_REINDEX_PASSWORD"; fi; \
 	  DATABASE_URL=$${HUMANPASS_DATABASE_URL:-$${DATABASE_URL%/*}/humanpass} npm run -w @humanpass/attestations-api reindex
 
 bench: perf-check build

@@ -66,6 +66,13 @@ start_postgres() {
   echo "pg_ctl:$data" >"$RUN_DIR/postgres.started"
 }
 
+nats_server_bin() {
+  local bin
+  bin="$(command -v nats-server || true)"; [ -z "$bin" ] && [ -x /usr/sbin/nats-server ] && bin=/usr/sbin/nats-server
+  if [ -z "$bin" ]; then apt_install nats-server; bin="$(command -v nats-server || echo /usr/sbin/nats-server)"; fi
+  echo "$bin"
+}
+
 start_nats() {
   if docker_ok; then
     say "starting NATS in Docker on $NATS_PORT"
@@ -74,8 +81,7 @@ start_nats() {
     return
   fi
   local bin
-  bin="$(command -v nats-server || true)"; [ -z "$bin" ] && [ -x /usr/sbin/nats-server ] && bin=/usr/sbin/nats-server
-  if [ -z "$bin" ]; then apt_install nats-server; bin="$(command -v nats-server || echo /usr/sbin/nats-server)"; fi
+  bin="$(nats_server_bin)"
   mkdir -p "$RUN_DIR/nats"
   say "starting NATS with JetStream on 127.0.0.1:$NATS_PORT (store in $RUN_DIR/nats)"
   setsid nohup "$bin" -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$RUN_DIR/nats" -l "$RUN_DIR/nats/server.log" \
@@ -96,3 +102,6 @@ if answers "$NATS_HOST" "$NATS_PORT"; then say "NATS answers at $NATS_HOST:$NATS
   [ "$NATS_HOST" = 127.0.0.1 ] || [ "$NATS_HOST" = localhost ] || { say "NATS does not answer at $NATS_HOST:$NATS_PORT"; exit 1; }
   start_nats; wait_for NATS "$NATS_HOST" "$NATS_PORT"
 fi
+# make up runs a nats-server of its own with the committed users, and tests start their own: the binary, whatever
+# NATS answers at NATS_URL.
+if [ -n "${HUMANPASS_NEEDS_NATS_SERVER:-}" ]; then nats_server_bin >/dev/null; fi

@@ -55,8 +55,8 @@ describe("npm run validate:deploy", () => {
     edit(
       broken,
       "deploy/k8s/base/postgres/cluster.yaml",
-      "enablePodMonitor: true",
-      "enablePodMonitors: true",
+      "customQueriesConfigMap:",
+      "customQueriesConfigMaps:",
     );
     edit(
       broken,
@@ -115,6 +115,9 @@ describe("npm run validate:deploy", () => {
       expect.stringMatching(
         /^deploy\/k8s\/overlays\/prod with deploy\/validate\/fixtures\/prod-values\.env \(\d+ manifests\)$/,
       ),
+      expect.stringMatching(
+        /^deploy\/k8s\/overlays\/prod-restore with deploy\/validate\/fixtures\/prod-values\.env \(\d+ manifests\)$/,
+      ),
     ]);
   }, 180_000);
 
@@ -161,7 +164,7 @@ describe("npm run validate:deploy", () => {
     expect(stderr).not.toContain("deploy/k8s/overlays/dev: Cluster/humanpass-db at /spec/instances");
     for (const overlay of ["dev", "prod"])
       expect(stderr).toContain(
-        `deploy/k8s/overlays/${overlay}: Cluster/humanpass-db at /spec/monitoring/enablePodMonitors: unknown or mistyped field`,
+        `deploy/k8s/overlays/${overlay}: Cluster/humanpass-db at /spec/monitoring/customQueriesConfigMaps: unknown or mistyped field`,
       );
     expect(stderr).toContain(
       "deploy/k8s/overlays/prod: ScheduledBackup/humanpass-db-nightly at /spec/backupOwnerReference: must be equal to one of the allowed values",
@@ -194,12 +197,12 @@ describe("npm run validate:deploy", () => {
         "  - scheduled-backups.yaml",
       );
       const { problems } = await validateDeploy(root, { values: { prod: PROD_VALUES } });
-      expect(problems).toEqual([
-        expect.objectContaining({
-          where: "deploy/k8s/overlays/prod",
-          message: expect.stringContaining("scheduled-backups.yaml"),
-        }),
-      ]);
+      // prod-restore is built on prod, so it fails with it.
+      expect(problems).toEqual(
+        ["deploy/k8s/overlays/prod", "deploy/k8s/overlays/prod-restore"].map((where) =>
+          expect.objectContaining({ where, message: expect.stringContaining("scheduled-backups.yaml") }),
+        ),
+      );
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -15,6 +15,7 @@ import { repoPath } from "./paths.ts";
 import { placeholderProblems } from "./placeholders.ts";
 import { platformProblems } from "./platforms.ts";
 import { policyProblems } from "./policy.ts";
+import { postgresClusterProblems } from "./postgres-cluster.ts";
 import type { Problem } from "./problems.ts";
 import { publicRouteProblems } from "./public-routes.ts";
 import { serviceConfigs } from "./service-config.ts";
@@ -34,13 +35,19 @@ export interface DeployOptions {
   values?: Record<string, string>;
 }
 
+/**
+ * Overlays built on another that read its values.env (prod-restore is the prod overlay with its Postgres cluster
+ * restored from the backups): rendered with that overlay's values.
+ */
+const VALUES_OF: Record<string, string> = { "prod-restore": "prod" };
+
 /** Renders an overlay, from a copy holding `valuesFile` as its values.env when one is given. */
 export function renderOverlay(k8sDir: string, overlay: string, valuesFile: string | undefined): string {
   if (!valuesFile) return renderKustomization(path.join(k8sDir, "overlays", overlay));
   const copy = mkdtempSync(path.join(tmpdir(), "humanpass-k8s-"));
   try {
     cpSync(k8sDir, copy, { recursive: true });
-    copyFileSync(valuesFile, path.join(copy, "overlays", overlay, "values.env"));
+    copyFileSync(valuesFile, path.join(copy, "overlays", VALUES_OF[overlay] ?? overlay, "values.env"));
     return renderKustomization(path.join(copy, "overlays", overlay));
   } finally {
     rmSync(copy, { recursive: true, force: true });
@@ -50,6 +57,7 @@ export function renderOverlay(k8sDir: string, overlay: string, valuesFile: strin
 /** What `npm run validate:deploy` (make lint) renders an overlay with: prod with a filled test values.env. */
 export const LINT_VALUES: Record<string, string> = {
   prod: repoPath("deploy/validate/fixtures/prod-values.env"),
+  "prod-restore": repoPath("deploy/validate/fixtures/prod-values.env"),
 };
 
 /** An overlay of the checkout as make lint renders it. */
@@ -102,7 +110,7 @@ export async function validateDeploy(root: string, options: DeployOptions = {}):
   const sets: { where: string; manifests: unknown[] }[] = [];
   for (const overlay of overlays.sort()) {
     const where = `deploy/k8s/overlays/${overlay}`;
-    const valuesFile = options.values?.[overlay];
+    const valuesFile = options.values?.[overlay] ?? options.values?.[VALUES_OF[overlay] ?? ""];
     try {
       const manifests = parseManifests(renderOverlay(path.join(root, "deploy/k8s"), overlay, valuesFile));
       sets.push({ where, manifests });
@@ -112,6 +120,7 @@ export async function validateDeploy(root: string, options: DeployOptions = {}):
       problems.push(...disruptionBudgetProblems(manifests, where));
       problems.push(...publicRouteProblems(manifests, where));
       problems.push(...natsTlsProblems(manifests, where));
+      problems.push(...postgresClusterProblems(manifests, where));
       checkManifestEnv(manifests, where, configs, problems, warnings);
       const using = valuesFile ? ` with ${path.relative(root, valuesFile) || valuesFile}` : "";
       checked.push(`${where}${using} (${manifests.length} manifests)`);

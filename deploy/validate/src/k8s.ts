@@ -62,9 +62,10 @@ function asTheApiServerReadsIt(raw: unknown): unknown {
  */
 export async function validateManifests(sets: { where: string; manifests: unknown[] }[]): Promise<Problem[]> {
   const problems: Problem[] = [];
-  const seen = new Set<string>();
   const forStrictCheck: Parameters<typeof strictProblems>[0] = [];
-  for (const { where, manifests } of sets)
+  for (const { where, manifests } of sets) {
+    // Each set is a render of its own: an overlay built on another (prod-restore on prod) holds its objects again.
+    const seen = new Set<string>();
     for (const [index, raw] of manifests.entries()) {
       const m = raw as Manifest;
       const label = `${where}: ${String(m?.kind ?? "?")}/${String(m?.metadata?.name ?? `#${index}`)}`;
@@ -107,5 +108,6 @@ export async function validateManifests(sets: { where: string; manifests: unknow
           problems.push({ where: label, path: error.instancePath || "/", message: describeError(error) });
       }
     }
+  }
   return [...problems, ...strictProblems(forStrictCheck)];
 }

@@ -8,13 +8,16 @@ import {
   ALERTS_FILE,
   ALERTS_TEST_FILE,
   alertRules,
+  DASHBOARD_FILE,
   dashboardExpressions,
   documentedSeries,
-  PROMETHEUS_RULE_FILE,
+  POSTGRES_DASHBOARD_FILE,
   prometheusRule,
   promtool,
+  RULE_FILES,
   RUNBOOK_URL_BASE,
   RUNBOOKS_DIR,
+  ruleGroups,
   rulesWithFor,
 } from "./observability.ts";
 
@@ -22,26 +25,28 @@ const scratch = mkdtempSync(path.join(tmpdir(), "humanpass-observability-"));
 const rules = alertRules();
 const series = documentedSeries();
 
-describe("deploy/observability/alerts.yml", () => {
+describe.each(RULE_FILES)("deploy/observability: $rules", (ruleFile) => {
+  const fileRules = alertRules(ruleGroups(readFileSync(ruleFile.rules, "utf8")));
+
   it("passes promtool check rules", () => {
-    const { ok, output } = promtool(["check", "rules", ALERTS_FILE]);
+    const { ok, output } = promtool(["check", "rules", ruleFile.rules]);
     expect(output).toMatch(/SUCCESS: \d+ rules found/);
     expect(ok, output).toBe(true);
   });
 
-  it("passes its promtool unit tests (deploy/observability/alerts.test.yml)", () => {
-    const { ok, output } = promtool(["test", "rules", ALERTS_TEST_FILE]);
+  it("passes its promtool unit tests", () => {
+    const { ok, output } = promtool(["test", "rules", ruleFile.tests]);
     expect(ok, output).toBe(true);
     expect(output).toMatch(/SUCCESS/);
   });
 
   it("has a unit test where each alert fires and one where it does not", () => {
     const tests = (
-      parse(readFileSync(ALERTS_TEST_FILE, "utf8")) as {
+      parse(readFileSync(ruleFile.tests, "utf8")) as {
         tests: { alert_rule_test?: { alertname: string; exp_alerts?: unknown[] }[] }[];
       }
     ).tests.flatMap((t) => t.alert_rule_test ?? []);
-    const missing = [...new Set(rules.map((r) => r.alert))].flatMap((alert) => {
+    const missing = [...new Set(fileRules.map((r) => r.alert))].flatMap((alert) => {
       const own = tests.filter((t) => t.alertname === alert);
       return [
         ...(own.some((t) => (t.exp_alerts ?? []).length > 0) ? [] : [`${alert}: never expected to fire`]),
@@ -51,6 +56,37 @@ describe("deploy/observability/alerts.yml", () => {
     expect(missing).toEqual([]);
   });
 
+  it("gives every alert a severity, a summary and a runbook_url to its own page docs/runbooks/<alert>.md", () => {
+    const problems = fileRules.flatMap((r) => {
+      const url = r.annotations?.runbook_url ?? "";
+      return [
+        ...(["critical", "warning"].includes(r.labels?.severity ?? "") ? [] : [`${r.alert}: severity`]),
+        ...(r.annotations?.summary ? [] : [`${r.alert}: no summary`]),
+        ...(url === `${RUNBOOK_URL_BASE}${r.alert}.md` && existsSync(path.join(RUNBOOKS_DIR, `${r.alert}.md`))
+          ? []
+          : [`${r.alert}: runbook_url ${url} is not its page docs/runbooks/${r.alert}.md`]),
+      ];
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it("selects only series docs/metrics.md lists", () => {
+    const unknown = fileRules.flatMap((r) =>
+      metricNames(r.expr)
+        .names.filter((n) => !series.has(n))
+        .map((n) => `${r.alert}: ${n}`),
+    );
+    expect(unknown).toEqual([]);
+  });
+
+  it("is rendered into the prod overlay's PrometheusRule (npm run -s observability -w @humanpass/deploy-validate -- prometheus-rule)", () => {
+    expect(readFileSync(ruleFile.prometheusRule, "utf8")).toBe(prometheusRule(ruleFile));
+    const manifest = parse(readFileSync(ruleFile.prometheusRule, "utf8"));
+    expect(alertRules(manifest.spec.groups)).toEqual(fileRules);
+  });
+});
+
+describe("deploy/observability/alerts.yml", () => {
   it("promtool's unit tests fail when an alert does not behave as tested", () => {
     const broken = path.join(scratch, "alerts.yml");
     writeFileSync(
@@ -66,29 +102,6 @@ describe("deploy/observability/alerts.yml", () => {
     expect(output).toMatch(/alertname: HumanpassOutboxStale/);
   });
 
-  it("gives every alert a severity, a summary and a runbook_url to its own page docs/runbooks/<alert>.md", () => {
-    const problems = rules.flatMap((r) => {
-      const url = r.annotations?.runbook_url ?? "";
-      return [
-        ...(["critical", "warning"].includes(r.labels?.severity ?? "") ? [] : [`${r.alert}: severity`]),
-        ...(r.annotations?.summary ? [] : [`${r.alert}: no summary`]),
-        ...(url === `${RUNBOOK_URL_BASE}${r.alert}.md` && existsSync(path.join(RUNBOOKS_DIR, `${r.alert}.md`))
-          ? []
-          : [`${r.alert}: runbook_url ${url} is not its page docs/runbooks/${r.alert}.md`]),
-      ];
-    });
-    expect(problems).toEqual([]);
-  });
-
-  it("selects only series docs/metrics.md lists", () => {
-    const unknown = rules.flatMap((r) =>
-      metricNames(r.expr)
-        .names.filter((n) => !series.has(n))
-        .map((n) => `${r.alert}: ${n}`),
-    );
-    expect(unknown).toEqual([]);
-  });
-
   it("renders the compose test's copy with short for: and nothing else changed", () => {
     const copy = path.join(scratch, "short.yml");
     writeFileSync(copy, rulesWithFor("5s"));
@@ -96,17 +109,6 @@ describe("deploy/observability/alerts.yml", () => {
     const short = alertRules(parse(readFileSync(copy, "utf8")).groups);
     expect(short.map((r) => r.for ?? "0s").every((d) => d === "5s" || d === "0s")).toBe(true);
     expect(short.map(({ for: _, ...r }) => r)).toEqual(rules.map(({ for: _, ...r }) => r));
-  });
-});
-
-describe("the prod overlay's PrometheusRule", () => {
-  it("is the one generated from alerts.yml (npm run -s observability -w @humanpass/deploy-validate -- prometheus-rule)", () => {
-    expect(readFileSync(PROMETHEUS_RULE_FILE, "utf8")).toBe(prometheusRule());
-  });
-
-  it("holds every rule of alerts.yml", () => {
-    const manifest = parse(readFileSync(PROMETHEUS_RULE_FILE, "utf8"));
-    expect(alertRules(manifest.spec.groups)).toEqual(rules);
   });
 });
 
@@ -132,8 +134,27 @@ describe("deploy/observability/dashboard.json", () => {
     expect(expressions.length).toBeGreaterThan(40);
   });
 
+  it("a panel with a series nobody exports, or a broken expression, is reported", () => {
+    expect(metricNames('sum(rate(humanpass_nobody_total{a="b"}[1m])) / up').names).toEqual([
+      "humanpass_nobody_total",
+      "up",
+    ]);
+    expect(series.has("humanpass_nobody_total")).toBe(false);
+    expect(metricNames("sum(rate(x[1m])").errors.length).toBeGreaterThan(0);
+    const file = path.join(scratch, "bad.yml");
+    writeFileSync(
+      file,
+      JSON.stringify({ groups: [{ name: "d", rules: [{ record: "r", expr: "rate(x[1m]" }] }] }),
+    );
+    expect(promtool(["check", "rules", file]).ok).toBe(false);
+  });
+});
+
+describe.each([DASHBOARD_FILE, POSTGRES_DASHBOARD_FILE])("the dashboard %s", (dashboard) => {
+  const expressions = dashboardExpressions(dashboard);
+
   it("has expressions promtool parses (as recording rules)", () => {
-    const file = path.join(scratch, "dashboard-rules.yml");
+    const file = path.join(scratch, `${path.basename(dashboard)}-rules.yml`);
     const recording = expressions.map((e, i) => ({
       record: `dashboard:expr_${i}`,
       expr: withGrafanaVariables(e.expr),
@@ -153,20 +174,5 @@ describe("deploy/observability/dashboard.json", () => {
       ];
     });
     expect(unknown).toEqual([]);
-  });
-
-  it("a panel with a series nobody exports, or a broken expression, is reported", () => {
-    expect(metricNames('sum(rate(humanpass_nobody_total{a="b"}[1m])) / up').names).toEqual([
-      "humanpass_nobody_total",
-      "up",
-    ]);
-    expect(series.has("humanpass_nobody_total")).toBe(false);
-    expect(metricNames("sum(rate(x[1m])").errors.length).toBeGreaterThan(0);
-    const file = path.join(scratch, "bad.yml");
-    writeFileSync(
-      file,
-      JSON.stringify({ groups: [{ name: "d", rules: [{ record: "r", expr: "rate(x[1m]" }] }] }),
-    );
-    expect(promtool(["check", "rules", file]).ok).toBe(false);
   });
 });

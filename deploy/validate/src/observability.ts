@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import path from "node:path";
 import { dashboardExpressions as expressionsOf } from "@humanpass/stack";
 import { parse, stringify } from "yaml";
 import { repoPath } from "./paths.ts";
@@ -10,6 +11,21 @@ export const ALERTS_TEST_FILE = repoPath("deploy/observability/alerts.test.yml")
 export const DASHBOARD_FILE = repoPath("deploy/observability/dashboard.json");
 export const PROMETHEUS_RULE_FILE = repoPath("deploy/k8s/overlays/prod/monitoring/prometheus-rule.yaml");
 export const METRICS_DOC = repoPath("docs/metrics.md");
+export const POSTGRES_DASHBOARD_FILE = repoPath("deploy/observability/postgres-dashboard.json");
+
+/**
+ * Each rule file of deploy/observability, its promtool unit tests and the prod overlay's PrometheusRule rendered
+ * from it: the services' alerts (also loaded by the compose stack's Prometheus) and the CloudNativePG cluster's.
+ */
+export const RULE_FILES = [
+  { name: "humanpass", rules: ALERTS_FILE, tests: ALERTS_TEST_FILE, prometheusRule: PROMETHEUS_RULE_FILE },
+  {
+    name: "humanpass-postgres",
+    rules: repoPath("deploy/observability/postgres-alerts.yml"),
+    tests: repoPath("deploy/observability/postgres-alerts.test.yml"),
+    prometheusRule: repoPath("deploy/k8s/overlays/prod/monitoring/postgres-rule.yaml"),
+  },
+] as const;
 export const RUNBOOKS_DIR = repoPath("docs/runbooks");
 /** Where each alert's runbook_url points: docs/runbooks/<alert>.md on the main branch. */
 export const RUNBOOK_URL_BASE = "https://github.com/humanpass/humanpass/blob/main/docs/runbooks/";
@@ -64,30 +80,30 @@ export function rulesWithFor(duration: string, text = readFileSync(ALERTS_FILE, 
 }
 
 /**
- * The prometheus-operator's PrometheusRule for the prod overlay: the groups of alerts.yml as they are. Committed
- * (deploy/k8s/overlays/prod/monitoring/prometheus-rule.yaml) so the overlay renders with kustomize alone; the
- * test compares the committed file with this.
+ * The prometheus-operator's PrometheusRule for the prod overlay: the groups of a rule file of RULE_FILES as they
+ * are. Committed (deploy/k8s/overlays/prod/monitoring/) so the overlay renders with kustomize alone; the test
+ * compares the committed file with this.
  */
-export function prometheusRule(groups = ruleGroups()): string {
+export function prometheusRule(ruleFile: (typeof RULE_FILES)[number] = RULE_FILES[0]): string {
   const manifest = {
     apiVersion: "monitoring.coreos.com/v1",
     kind: "PrometheusRule",
     metadata: {
-      name: "humanpass",
+      name: ruleFile.name,
       labels: { "app.kubernetes.io/part-of": "humanpass" },
     },
-    spec: { groups },
+    spec: { groups: ruleGroups(readFileSync(ruleFile.rules, "utf8")) },
   };
   return [
-    "# GENERATED from deploy/observability/alerts.yml: npm run -s observability -w @humanpass/deploy-validate -- prometheus-rule",
+    `# GENERATED from ${path.relative(repoPath(), ruleFile.rules)}: npm run -s observability -w @humanpass/deploy-validate -- prometheus-rule`,
     "# (deploy/validate/src/observability.test.ts fails when this file differs from what that renders).",
     stringify(manifest, { lineWidth: 0 }),
   ].join("\n");
 }
 
-/** Every PromQL expression of deploy/observability/dashboard.json, with the panel it is in. */
-export function dashboardExpressions(): { panel: string; expr: string }[] {
-  return expressionsOf(JSON.parse(readFileSync(DASHBOARD_FILE, "utf8")));
+/** Every PromQL expression of a dashboard (deploy/observability/dashboard.json), with the panel it is in. */
+export function dashboardExpressions(file = DASHBOARD_FILE): { panel: string; expr: string }[] {
+  return expressionsOf(JSON.parse(readFileSync(file, "utf8")));
 }
 
 /**

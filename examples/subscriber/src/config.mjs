@@ -16,9 +16,9 @@ export function readConfig(env = process.env) {
     databaseUrl: required("DATABASE_URL"),
     // Its own schema, so it can share a database with anything else.
     databaseSchema: env.DATABASE_SCHEMA ?? "example_subscriber",
-    nats: natsOptions(env, name),
-    // A subscriber user may use only the consumers granted to it: `<name>_<stream>` by default
-    // (`npx humanpass nats subscriber <name> --streams AGENT_AUTH,PAYMENTS`).
+    nats: natsOptions(env),
+    // Its consumers live in its own NATS account (`npx humanpass nats subscriber <name> --streams AGENT_AUTH,PAYMENTS`),
+    // so any name would do; `<name>_<stream>` keeps them apart from others the team adds.
     durableOf: (stream) => `${name}_${stream.toLowerCase().replace(/_/g, "-")}`,
     topology: { prefix: env.EVENTS_PREFIX ?? "" },
     logLevel: env.LOG_LEVEL ?? "info",
@@ -26,12 +26,10 @@ export function readConfig(env = process.env) {
 }
 
 /** NATS connection options: a creds file, a user and password, or none (a server without auth, e.g. a laptop). */
-function natsOptions(env, name) {
+function natsOptions(env) {
   const options = {
     servers: (env.NATS_URL ?? "nats://127.0.0.1:4222").split(","),
     name: "example-subscriber",
-    // Replies come to the subscriber user's own inbox prefix, the only one it may subscribe to.
-    inboxPrefix: `_INBOX_subscriber-${name}`,
   };
   if (env.NATS_CREDS) return { ...options, authenticator: credsAuthenticator(readFileSync(env.NATS_CREDS)) };
   if (env.NATS_USER) return { ...options, user: env.NATS_USER, pass: env.NATS_PASSWORD ?? "" };

@@ -16,10 +16,17 @@ import {
   StorageType,
   type StreamConfig,
 } from "@nats-io/jetstream";
-import { connect } from "@nats-io/transport-node";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { accessOptions, type NatsAccess } from "./connection.ts";
 import { deadLetterStreamConfig, deadLetterStreamName } from "./dead-letters.ts";
+import {
+  inboxPrefixOf,
+  SERVICES_API_PREFIX,
+  type SubscriberGrant,
+  sourceDeliverPrefix,
+  subscriberApiPrefix,
+} from "./permissions.ts";
 import { DEFAULT_RETENTION, type Retention } from "./retention.ts";
 import { sleep } from "./sleep.ts";
 
@@ -39,38 +46,105 @@ export interface StreamsOptions {
   retention?: Partial<Retention>;
 }
 
+/** An existing stream whose configuration is not the topology's, and how (`max_bytes: 1024 → -1`). */
+export interface StreamDrift {
+  stream: string;
+  changes: string[];
+}
+
+export interface TopologyOptions extends StreamsOptions {
+  /**
+   * Change existing streams to the topology's configuration (`humanpass nats topology --update --confirm`, as
+   * `operator`). Without it existing streams are left as they are: the topology user creates streams and may not
+   * update one, whose payload (a lower limit, another subject) no permission can check.
+   */
+  update?: boolean;
+  /** Each existing stream that differs from the topology, updated or not. */
+  onDrift?: (drift: StreamDrift) => void;
+  /** Subscribers whose copies of their streams are created in their accounts (never updated). */
+  subscribers?: SubscriberGrant[];
+}
+
 /**
- * Creates or updates the streams with exactly this configuration (replicas and retention included): what the
- * topology step runs, and tests that create their own streams. Services never call it: they wait for their
- * streams (`waitForStreams`), so a service start cannot undo an operator's retention or replicas.
+ * Creates the streams, and updates existing ones to exactly this configuration (replicas and retention included)
+ * unless `update: false`: tests that create their own streams, and `applyTopology`. Services never call it: they
+ * wait for their streams (`waitForStreams`), so a service start cannot undo an operator's retention or replicas.
  */
 export async function ensureStreams(
   jsm: JetStreamManager,
   topology: Topology,
   streams: StreamName[],
-  options: StreamsOptions = {},
+  options: StreamsOptions & Pick<TopologyOptions, "update" | "onDrift"> = {},
 ): Promise<void> {
-  for (const stream of streams) {
-    const limits = options.retention?.[stream];
-    await createOrUpdate(jsm, {
-      name: streamName(topology, stream),
-      subjects: [streamSubjects(topology, stream)],
-      description: STREAMS[stream].description,
-      retention: RetentionPolicy.Limits,
-      storage: StorageType.File,
-      discard: DiscardPolicy.Old,
-      num_replicas: options.replicas ?? 1,
-      duplicate_window: (options.duplicateWindowMs ?? 120_000) * 1_000_000,
-      max_age: (limits?.maxAgeMs ?? 0) * 1_000_000,
-      max_bytes: limits?.maxBytes ?? -1,
+  for (const stream of streams)
+    await createOrUpdate(jsm, streamConfig(topology, stream, options), {
+      update: options.update ?? true,
+      onDrift: options.onDrift,
     });
-  }
 }
 
-async function createOrUpdate(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }) {
+function streamConfig(topology: Topology, stream: StreamName, options: StreamsOptions): StreamSettings {
+  const limits = options.retention?.[stream];
+  return {
+    name: streamName(topology, stream),
+    subjects: [streamSubjects(topology, stream)],
+    description: STREAMS[stream].description,
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    discard: DiscardPolicy.Old,
+    num_replicas: options.replicas ?? 1,
+    duplicate_window: (options.duplicateWindowMs ?? 120_000) * 1_000_000,
+    max_age: (limits?.maxAgeMs ?? 0) * 1_000_000,
+    max_bytes: limits?.maxBytes ?? -1,
+  };
+}
+
+/**
+ * A subscriber's copy of `stream` in its own account: no subjects of its own, sourced from HUMANPASS's stream
+ * through the imports of its account (the deliver subject HUMANPASS exports to it alone), same retention.
+ */
+export function subscriberStreamConfig(
+  topology: Topology,
+  subscriber: string,
+  stream: StreamName,
+  options: StreamsOptions = {},
+): StreamSettings {
+  const { subjects: _none, duplicate_window: _unused, ...config } = streamConfig(topology, stream, options);
+  return {
+    ...config,
+    description: `${STREAMS[stream].description} (sourced from ${config.name})`,
+    sources: [
+      {
+        name: config.name,
+        external: { api: SERVICES_API_PREFIX, deliver: sourceDeliverPrefix(subscriber, config.name) },
+      },
+    ],
+  };
+}
+
+type StreamSettings = Partial<StreamConfig> & { name: string };
+
+/** What `config` sets that `existing` has otherwise, one `field: old → new` each. */
+function streamDifferences(existing: StreamConfig, config: StreamSettings): string[] {
+  return Object.entries(config)
+    .filter(([key, value]) => JSON.stringify(existing[key as keyof StreamConfig]) !== JSON.stringify(value))
+    .map(
+      ([key, value]) =>
+        `${key}: ${JSON.stringify(existing[key as keyof StreamConfig])} → ${JSON.stringify(value)}`,
+    );
+}
+
+async function createOrUpdate(
+  jsm: JetStreamManager,
+  config: StreamSettings,
+  mode: { update: boolean; onDrift?: (drift: StreamDrift) => void } = { update: true },
+) {
   try {
-    await jsm.streams.info(config.name);
-    await jsm.streams.update(config.name, config);
+    const { config: existing } = await jsm.streams.info(config.name);
+    const changes = streamDifferences(existing, config);
+    if (changes.length === 0) return;
+    if (mode.update) await jsm.streams.update(config.name, config);
+    mode.onDrift?.({ stream: config.name, changes });
   } catch (e) {
     if (!isNotFound(e)) throw e;
     await jsm.streams.add(config).catch(async (err) => {
@@ -81,23 +155,49 @@ async function createOrUpdate(jsm: JetStreamManager, config: Partial<StreamConfi
 }
 
 /**
- * Creates or updates every stream and the dead-letter stream, replicas and retention (DEFAULT_RETENTION unless
- * given): what the migrations step runs with the `topology` NATS user, the only one allowed to (services only wait
- * for their streams, `waitForStreams`). Running it again applies changed settings to existing streams.
+ * Creates every missing stream and the dead-letter stream, replicas and retention (DEFAULT_RETENTION unless given):
+ * what the migrations step runs with the `topology` NATS user, the only one allowed to (services only wait for their
+ * streams, `waitForStreams`). An existing stream that differs goes to `onDrift`, and is changed only with `update`
+ * (by `operator`: the topology user may not update a stream).
  */
 export async function applyTopology(
   jsm: JetStreamManager,
   topology: Topology,
-  options: StreamsOptions = {},
+  options: TopologyOptions = {},
 ): Promise<string[]> {
   const streams = Object.keys(STREAMS) as StreamName[];
   const retention = { ...DEFAULT_RETENTION, ...options.retention };
-  await ensureStreams(jsm, topology, streams, { ...options, retention });
+  const mode = { update: options.update ?? false, onDrift: options.onDrift };
+  await ensureStreams(jsm, topology, streams, { ...options, ...mode, retention });
   await createOrUpdate(
     jsm,
     deadLetterStreamConfig(topology, { replicas: options.replicas, limits: retention.DEAD_LETTERS }),
+    mode,
   );
   return [...streams.map((s) => streamName(topology, s)), deadLetterStreamName(topology)];
+}
+
+/**
+ * Creates each subscriber's missing copies in its account, through the imports of its stream API (so the
+ * `topology` user needs no user in that account); an existing copy is left alone, the subscriber may not change it.
+ */
+export async function applySubscriberStreams(
+  nc: NatsConnection,
+  topology: Topology,
+  subscribers: SubscriberGrant[],
+  options: StreamsOptions = {},
+): Promise<string[]> {
+  const retention = { ...DEFAULT_RETENTION, ...options.retention };
+  const created: string[] = [];
+  for (const grant of subscribers) {
+    const jsm = await jetstreamManager(nc, { apiPrefix: subscriberApiPrefix(grant.name), checkAPI: false });
+    for (const stream of grant.streams) {
+      const config = subscriberStreamConfig(topology, grant.name, stream, { ...options, retention });
+      await createOrUpdate(jsm, config, { update: false });
+      created.push(`${grant.name}:${config.name}`);
+    }
+  }
+  return created;
 }
 
 export class StreamsMissingError extends Error {
@@ -185,13 +285,13 @@ function isNotFound(e: unknown): boolean {
 }
 
 /**
- * Connects as the topology user (or none, on a server without authentication), applies the topology and closes:
- * the migrations step, `make up` and `npx humanpass nats topology`.
+ * Connects as the topology user (or none, on a server without authentication), applies the topology (and the
+ * subscribers' copies) and closes: the migrations step, `make up` and `npx humanpass nats topology`.
  */
 export async function applyTopologyAt(
   servers: string,
   topology: Topology,
-  options: NatsAccess & { replicas?: number; retention?: Partial<Retention> } = {},
+  options: NatsAccess & TopologyOptions = {},
 ): Promise<string[]> {
   const nc = await connect({
     servers: servers.split(","),
@@ -199,10 +299,10 @@ export async function applyTopologyAt(
     ...accessOptions(options),
   });
   try {
-    return await applyTopology(await jetstreamManager(nc), topology, {
-      replicas: options.replicas,
-      retention: options.retention,
-    });
+    const { user: _user, pass: _pass, tlsCaFile: _tlsCaFile, subscribers = [], ...apply } = options;
+    const streams = await applyTopology(await jetstreamManager(nc), topology, apply);
+    const copies = await applySubscriberStreams(nc, topology, subscribers, apply);
+    return [...streams, ...copies];
   } finally {
     await nc.close();
   }

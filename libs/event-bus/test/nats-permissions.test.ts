@@ -1,8 +1,8 @@
 /**
  * The NATS users of the deployments, on a real nats-server of this file's own whose configuration is generated from
- * the same source as deploy/k8s/base/nats/users.conf (libs/event-bus/src/permissions.ts), plus two subscribers as
- * `npx humanpass nats subscriber` prints them. Each allowed call is made and must work; each forbidden one must
- * be refused by the server with a permission error (not a timeout, not a "not found").
+ * the same source as deploy/k8s/base/nats/users.conf (libs/event-bus/src/permissions.ts), with two subscribers'
+ * accounts as `npx humanpass nats users-conf --subscriber` prints them. Each allowed call is made and must work;
+ * each forbidden one must be refused by the server with a permission error (not a timeout, not a "not found").
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -18,19 +18,26 @@ import { headers, type NatsConnection } from "@nats-io/transport-node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  applySubscriberStreams,
   applyTopology,
   connectNats,
   createCloudEvent,
+  DEAD_LETTERS_USER,
   DEFAULT_TOPOLOGY,
   ensureDurable,
   followChainInvalidations,
-  passwordVariable,
+  listDeadLetters,
+  publishDeadLetter,
+  REINDEX_GRANT,
   renderUser,
   renderUsersConf,
+  replayDeadLetter,
   replaySince,
   SERVICE_GRANTS,
+  SERVICES_API_PREFIX,
   STREAMS,
   type StreamName,
+  type SubscriberGrant,
   subjectOf,
   subscribe,
   subscriberPermissions,
@@ -42,12 +49,17 @@ import { type AuthNatsServer, passwordOf, startAuthNatsServer } from "./nats-ser
 
 const logger = pino({ level: "silent" });
 const ALL_STREAMS = Object.keys(STREAMS) as StreamName[];
-const SUBSCRIBERS = { acme: ["VERIFIER", "AGENT_AUTH"], beta: ["VERIFIER"] } as const;
+const SUBSCRIBERS: SubscriberGrant[] = [
+  { name: "acme", streams: ["VERIFIER", "AGENT_AUTH"] },
+  { name: "beta", streams: ["VERIFIER"] },
+];
 const USERS = [
   ...SERVICE_GRANTS.map((g) => g.user),
   "topology",
   "operator",
-  ...Object.keys(SUBSCRIBERS).map(subscriberUser),
+  REINDEX_GRANT.user,
+  DEAD_LETTERS_USER,
+  ...SUBSCRIBERS.map((g) => subscriberUser(g.name)),
 ];
 
 let server: AuthNatsServer;
@@ -76,19 +88,15 @@ function eventFor(stream: StreamName, source: string = STREAMS[stream].source) {
 }
 
 beforeAll(async () => {
-  const subscribers = Object.entries(SUBSCRIBERS).map(([name, streams]) =>
-    renderUser(
-      subscriberUser(name),
-      `$${passwordVariable(subscriberUser(name))}`,
-      subscriberPermissions({ name, streams: [...streams] }, DEFAULT_TOPOLOGY),
-    ),
-  );
-  server = await startAuthNatsServer(renderUsersConf(DEFAULT_TOPOLOGY, subscribers), USERS);
-  const applied = await applyTopology(
-    await jetstreamManager(await server.connectAs("topology")),
-    DEFAULT_TOPOLOGY,
-  );
+  server = await startAuthNatsServer(renderUsersConf(DEFAULT_TOPOLOGY, SUBSCRIBERS), USERS);
+  const topologyNc = await server.connectAs("topology");
+  const applied = await applyTopology(await jetstreamManager(topologyNc), DEFAULT_TOPOLOGY);
   expect(applied).toEqual(["VERIFIER", "CHAIN", "AGENT_AUTH", "PAYMENTS", "DEAD_LETTERS"]);
+  expect(await applySubscriberStreams(topologyNc, DEFAULT_TOPOLOGY, SUBSCRIBERS)).toEqual([
+    "acme:VERIFIER",
+    "acme:AGENT_AUTH",
+    "beta:VERIFIER",
+  ]);
   operatorJs = jetstream(await server.connectAs("operator"));
   for (const stream of ALL_STREAMS) {
     const { subject, payload } = eventFor(stream);
@@ -144,18 +152,86 @@ async function operatorJsm(): Promise<JetStreamManager> {
   return operatorJsmCached;
 }
 
+const messagesIn = async (stream: string) =>
+  (await (await operatorJsm()).streams.info(stream)).state.messages;
+
+/**
+ * The existing durable's own configuration sent back as a raw create request, made push (delivering to another
+ * stream's subject): what a client whose permissions allow its durable's create subjects could send. The server's
+ * answer, or "ok".
+ */
+async function pushCreate(
+  nc: NatsConnection,
+  stream: StreamName,
+  durable: string,
+  extra: Record<string, unknown> = {},
+  form: "" | "DURABLE." = "",
+): Promise<string> {
+  // Another stream's subject (the server refuses a deliver subject of the consumer's own stream, a cycle).
+  const target = stream === "CHAIN" ? eventFor("VERIFIER").subject : eventFor("CHAIN").subject;
+  const { config } = await (await jetstreamManager(nc)).consumers.info(stream, durable);
+  return outcome(
+    nc
+      .request(
+        `$JS.API.CONSUMER.${form}CREATE.${stream}.${durable}`,
+        JSON.stringify({ stream_name: stream, config: { ...config, deliver_subject: target, ...extra } }),
+      )
+      .then((reply) => {
+        const error = reply.json<{ error?: { description: string } }>().error;
+        if (error) throw new Error(error.description);
+      }),
+  );
+}
+
 describe("the topology user", () => {
-  it("creates and updates streams (beforeAll applied them) but may not delete or purge one", async () => {
+  it("creates streams but may not delete, purge, shrink or widen one, nor create one of another name", async () => {
     const jsm = await jetstreamManager(await server.connectAs("topology"));
+    const operator = await operatorJsm();
     for (const stream of [...ALL_STREAMS, "DEAD_LETTERS"]) {
-      const deleted = await outcome(jsm.streams.delete(stream));
-      const purge = await outcome(jsm.streams.purge(stream));
-      expect({ stream, deleted, purge }).toEqual({
+      const before = await operator.streams.info(stream);
+      const { config } = before;
+      const refused = {
+        deleted: await outcome(jsm.streams.delete(stream)),
+        purge: await outcome(jsm.streams.purge(stream)),
+        shrink: await outcome(jsm.streams.update(stream, { ...config, max_msgs: 1, max_bytes: 1024 })),
+        widen: await outcome(
+          jsm.streams.update(stream, {
+            ...config,
+            subjects: [...config.subjects, `${stream.toLowerCase()}_x.>`],
+          }),
+        ),
+      };
+      expect({ stream, refused }).toEqual({
         stream,
-        deleted: expect.stringMatching(DENIED),
-        purge: expect.stringMatching(DENIED),
+        refused: {
+          deleted: expect.stringMatching(DENIED),
+          purge: expect.stringMatching(DENIED),
+          shrink: expect.stringMatching(DENIED),
+          widen: expect.stringMatching(DENIED),
+        },
+      });
+      const after = await operator.streams.info(stream);
+      expect({ stream, messages: after.state.messages, config: after.config }).toEqual({
+        stream,
+        messages: before.state.messages,
+        config: before.config,
       });
     }
+    expect(await outcome(jsm.streams.add({ name: "OTHER", subjects: ["other.>"] }))).toMatch(DENIED);
+  });
+
+  it("leaves an existing stream an operator changed as it is, and reports how it differs", async () => {
+    const operator = await operatorJsm();
+    const { config } = await operator.streams.info("PAYMENTS");
+    await operator.streams.update("PAYMENTS", { ...config, max_bytes: 123_456_789 });
+    const drifts: string[] = [];
+    const jsm = await jetstreamManager(await server.connectAs("topology"));
+    await applyTopology(jsm, DEFAULT_TOPOLOGY, { onDrift: (d) => drifts.push(`${d.stream} ${d.changes}`) });
+    expect(drifts).toEqual([`PAYMENTS max_bytes: 123456789 → ${config.max_bytes}`]);
+    expect((await operator.streams.info("PAYMENTS")).config.max_bytes).toBe(123_456_789);
+    // What `humanpass nats topology --update --confirm` does, as operator.
+    await applyTopology(operator, DEFAULT_TOPOLOGY, { update: true });
+    expect((await operator.streams.info("PAYMENTS")).config).toEqual(config);
   });
 });
 
@@ -229,9 +305,10 @@ describe("service users", () => {
     await nc.close();
   });
 
-  it("attestations-api reads its durables, acks, stores its dead letters, deletes (reindex) its durables", async () => {
+  it("attestations-api reads its durables, acks, stores its dead letters; deletes none, turns none into a push consumer", async () => {
     const nc = await server.connectAs("attestations-api");
     const jsm = await jetstreamManager(nc);
+    const before = { chain: await messagesIn("CHAIN"), verifier: await messagesIn("VERIFIER") };
     for (const { stream, durable } of SERVICE_GRANTS.find((g) => g.user === "attestations-api")!.durables) {
       await ensureDurable(jsm, DEFAULT_TOPOLOGY, { stream, durable });
       await ensureDurable(jsm, DEFAULT_TOPOLOGY, { stream, durable, ackWaitMs: 20_000 }); // the update path
@@ -241,8 +318,23 @@ describe("service users", () => {
       await jetstream(nc).publish(`dead_letters.${durable}`, "{}", {
         expect: { streamName: "DEAD_LETTERS" },
       });
-      await jsm.consumers.delete(stream, durable);
+      // Its own durable's name, asked to deliver to another stream's subject: the server keeps it a pull consumer.
+      expect({
+        durable,
+        delete: await outcome(jsm.consumers.delete(stream, durable)),
+        push: await pushCreate(nc, stream, durable),
+        pushNoWaiting: await pushCreate(nc, stream, durable, { max_waiting: 0 }),
+        pushDurableForm: await pushCreate(nc, stream, durable, { max_waiting: 0 }, "DURABLE."),
+      }).toEqual({
+        durable,
+        delete: expect.stringMatching(DENIED),
+        push: expect.stringMatching(/can not set max waiting/),
+        pushNoWaiting: expect.stringMatching(/max waiting can not be updated/),
+        pushDurableForm: expect.stringMatching(DENIED),
+      });
+      expect((await jsm.consumers.info(stream, durable)).config.deliver_subject).toBeUndefined();
     }
+    expect({ chain: await messagesIn("CHAIN"), verifier: await messagesIn("VERIFIER") }).toEqual(before);
     // A durable of any other name, on a stream it reads or not, and other services' dead letters: refused.
     expect(
       await outcome(jsm.consumers.add("CHAIN", { durable_name: "other", ack_policy: AckPolicy.Explicit })),
@@ -256,6 +348,58 @@ describe("service users", () => {
       ),
     ).toMatch(DENIED);
     expect(await outcome(jetstream(nc).publish("dead_letters.other", "{}"))).toMatch(DENIED);
+  });
+
+  it("the reindex user deletes and creates attestations-api's durables again, and nothing else", async () => {
+    const nc = await server.connectAs(REINDEX_GRANT.user);
+    const jsm = await jetstreamManager(nc);
+    for (const { stream, durable } of REINDEX_GRANT.durables) {
+      expect(await jsm.consumers.delete(stream, durable)).toBe(true);
+      await ensureDurable(jsm, DEFAULT_TOPOLOGY, { stream, durable });
+      expect(await jsm.consumers.delete(stream, durable)).toBe(true);
+    }
+    expect({
+      otherDurable: await outcome(jsm.consumers.delete("CHAIN", "webhooks-chain")),
+      publish: await outcome(jetstream(nc).publish(eventFor("CHAIN").subject, eventFor("CHAIN").payload)),
+      purge: await outcome(jsm.streams.purge("CHAIN")),
+    }).toEqual({
+      otherDurable: expect.stringMatching(DENIED),
+      publish: expect.stringMatching(DENIED),
+      purge: expect.stringMatching(DENIED),
+    });
+  });
+
+  it("the dead-letters user lists and replays dead letters, and changes no stream or durable", async () => {
+    const nc = await server.connectAs(DEAD_LETTERS_USER);
+    const operator = await server.connectAs("operator");
+    const original = (await (
+      await operatorJsm()
+    ).streams.getMessage("PAYMENTS", {
+      last_by_subj: eventFor("PAYMENTS").subject,
+    }))!;
+    await publishDeadLetter(operator, DEFAULT_TOPOLOGY, {
+      consumer: "webhooks-payments",
+      stream: "PAYMENTS",
+      streamSeq: original.seq,
+      subject: original.subject,
+      payload: original.string(),
+      error: "test",
+      attempts: 5,
+      deadLetteredAt: new Date().toISOString(),
+    });
+    const letters = await listDeadLetters(nc, DEFAULT_TOPOLOGY, { consumer: "webhooks-payments" });
+    expect(letters).toHaveLength(1);
+    const before = await messagesIn("PAYMENTS");
+    await replayDeadLetter(nc, DEFAULT_TOPOLOGY, letters[0]!);
+    expect(await messagesIn("PAYMENTS")).toBe(before + 1);
+    expect(await listDeadLetters(nc, DEFAULT_TOPOLOGY, { consumer: "webhooks-payments" })).toEqual([]);
+    const jsm = await jetstreamManager(nc);
+    expect({
+      purge: await outcome(jsm.streams.purge("PAYMENTS")),
+      durable: await outcome(
+        jsm.consumers.add("CHAIN", { durable_name: "x", ack_policy: AckPolicy.Explicit }),
+      ),
+    }).toEqual({ purge: expect.stringMatching(DENIED), durable: expect.stringMatching(DENIED) });
   });
 
   it("a service without the revocation subjects cannot start following them: no cache left uninvalidated", async () => {
@@ -351,7 +495,7 @@ describe("service users", () => {
   });
 });
 
-describe("a subscriber (subscriber-acme: VERIFIER and AGENT_AUTH)", () => {
+describe("a subscriber (subscriber-acme: VERIFIER and AGENT_AUTH, in account SUBSCRIBER_ACME)", () => {
   let nc: NatsConnection;
   let jsm: JetStreamManager;
   beforeAll(async () => {
@@ -359,22 +503,28 @@ describe("a subscriber (subscriber-acme: VERIFIER and AGENT_AUTH)", () => {
     jsm = await jetstreamManager(nc);
   });
 
-  it("reads its granted streams through its own durables: info, create, pull, ack, delete", async () => {
-    for (const [stream, durable] of [
-      ["VERIFIER", "acme_verifier"],
-      ["AGENT_AUTH", "acme_agent-auth"],
-    ] as const) {
-      expect((await jsm.streams.info(stream)).config.name).toBe(stream);
+  it("reads its copies of the granted streams, sourced from the services' account", async () => {
+    for (const stream of ["VERIFIER", "AGENT_AUTH"] as const) {
+      await expect
+        .poll(async () => (await jsm.streams.info(stream)).state.messages, { timeout: 10_000 })
+        .toBe(await messagesIn(stream));
+      const durable = `acme_${stream.toLowerCase()}`;
       await jsm.consumers.add(stream, { durable_name: durable, ack_policy: AckPolicy.Explicit });
-      expect((await jsm.consumers.info(stream, durable)).name).toBe(durable);
       const msg = await (await jetstream(nc).consumers.get(stream, durable)).next({ expires: 2_000 });
-      expect(msg?.subject.startsWith(`${STREAMS[stream].domain}.`)).toBe(true);
+      expect(msg?.subject).toBe(eventFor(stream).subject);
       expect(await msg?.ackAck()).toBe(true);
       expect(await jsm.consumers.delete(stream, durable)).toBe(true);
     }
+    // Its consumers live in its account: none of them is on the services' streams.
+    const services = await operatorJsm();
+    for (const stream of ["VERIFIER", "AGENT_AUTH"]) {
+      const names: string[] = [];
+      for await (const c of services.consumers.list(stream)) names.push(c.name);
+      expect(names.filter((n) => n.startsWith("acme"))).toEqual([]);
+    }
   });
 
-  it("subscribes and replays with @humanpass/events under these permissions", async () => {
+  it("subscribes and replays with @humanpass/events, and follows with an ephemeral consumer", async () => {
     const since = new Date(Date.now() - 60_000);
     const published = createCloudEvent({
       source: "agent-auth",
@@ -401,55 +551,144 @@ describe("a subscriber (subscriber-acme: VERIFIER and AGENT_AUTH)", () => {
       stream: "AGENT_AUTH",
       type: "human_not_registered",
       since,
-      consumer: "acme_replay",
+      consumer: "anything-in-its-own-account",
       handler: async (event) => {
         replayed.push(event.id);
       },
     });
     expect(replayed).toContain(published.id);
+    const ordered = await jetstream(nc).consumers.get("AGENT_AUTH", { deliver_policy: DeliverPolicy.All });
+    expect((await ordered.next({ expires: 2_000 }))?.subject.startsWith("agent_auth.")).toBe(true);
   });
 
-  it("may not publish events, change streams, read other streams or touch another subscriber's consumers", async () => {
-    await (await operatorJsm()).consumers.add("VERIFIER", {
-      durable_name: "beta_verifier",
-      ack_policy: AckPolicy.Explicit,
+  it("cannot make the server deliver into the services' account: chain.blocks_reverted gets nothing", async () => {
+    // agent-auth follows chain.blocks_reverted, as in the report: the interest a push consumer delivers to.
+    const agentAuth = await server.connectAs("agent-auth");
+    const injected: string[] = [];
+    const follower = agentAuth.subscribe(subjectOf(DEFAULT_TOPOLOGY, "CHAIN", "blocks_reverted"), {
+      callback: (_e, m) => {
+        injected.push(m.subject);
+      },
     });
-    const js = jetstream(nc);
+    await agentAuth.flush();
+    // And so does the subscriber, in its own account: where its push consumer's deliveries arrive.
+    const delivered: string[] = [];
+    const own = nc.subscribe(subjectOf(DEFAULT_TOPOLOGY, "CHAIN", "blocks_reverted"), {
+      callback: (_e, m) => {
+        delivered.push(m.subject);
+      },
+    });
+    await nc.flush();
+    const chainBefore = await messagesIn("CHAIN");
+    const attempt = await deliverSubjectInjection(nc, "AGENT_AUTH");
+    expect(attempt).toEqual({
+      // In its own account: allowed, and its deliveries stay there.
+      pushOnItsCopy: "ok",
+      // The services' consumer API its copies' sources use, and the copies' configuration: refused.
+      pushThroughImport: expect.stringMatching(DENIED),
+      redirectCopy: expect.stringMatching(DENIED),
+      newSourcedStream: expect.stringMatching(DENIED),
+      publishEvent: expect.stringMatching(DENIED),
+    });
+    const copy = (await jsm.streams.info("AGENT_AUTH")).state.messages;
+    await expect.poll(() => delivered.length, { timeout: 10_000 }).toBe(copy);
+    await agentAuth.flush();
+    expect({ chain: await messagesIn("CHAIN"), injected }).toEqual({ chain: chainBefore, injected: [] });
+    follower.unsubscribe();
+    own.unsubscribe();
+  });
+
+  it("may not change its copies, read another stream, publish, or reach the services' flow control", async () => {
+    const { config } = await jsm.streams.info("VERIFIER");
     const refused = {
-      publishOwnGrantedSubject: await outcome(
-        js.publish(eventFor("VERIFIER").subject, eventFor("VERIFIER").payload),
-      ),
-      publishOther: await outcome(js.publish(eventFor("PAYMENTS").subject, eventFor("PAYMENTS").payload)),
-      deadLetter: await outcome(js.publish("dead_letters.acme_verifier", "{}")),
-      ...Object.fromEntries(
-        Object.entries(await streamChanges(jsm, "VERIFIER")).map(([k, v]) => [`stream ${k}`, v]),
-      ),
-      ungrantedStreamInfo: await outcome(jsm.streams.info("PAYMENTS")),
-      ungrantedStreamDurable: await outcome(
-        jsm.consumers.add("PAYMENTS", { durable_name: "acme_verifier", ack_policy: AckPolicy.Explicit }),
-      ),
-      unprefixedDurable: await outcome(
-        jsm.consumers.add("VERIFIER", { durable_name: "acme", ack_policy: AckPolicy.Explicit }),
-      ),
-      ephemeral: await outcome(jsm.consumers.add("VERIFIER", { ack_policy: AckPolicy.None })),
-      otherCreate: await outcome(
-        jsm.consumers.add("VERIFIER", { durable_name: "beta_verifier", ack_policy: AckPolicy.Explicit }),
-      ),
-      otherInfo: await outcome(jsm.consumers.info("VERIFIER", "beta_verifier")),
-      otherNext: await outcome(pull(nc, "VERIFIER", "beta_verifier")),
-      otherDelete: await outcome(jsm.consumers.delete("VERIFIER", "beta_verifier")),
-      serviceDurableDelete: await outcome(jsm.consumers.delete("VERIFIER", "attestations-api-verifier")),
+      deleteCopy: await outcome(jsm.streams.delete("VERIFIER")),
+      purgeCopy: await outcome(jsm.streams.purge("VERIFIER")),
+      shrinkCopy: await outcome(jsm.streams.update("VERIFIER", { ...config, max_msgs: 1 })),
+      ungrantedStream: await outcome(jsm.streams.info("PAYMENTS")),
+      deadLetter: await outcome(jetstream(nc).publish("dead_letters.acme_verifier", "{}")),
+      flowControl: await outcome(nc.request("$JS.FC.VERIFIER.x", "")),
     };
     for (const [call, result] of Object.entries(refused))
       expect({ call, result }).toEqual({ call, result: expect.stringMatching(DENIED) });
-    // Nor listen to the event subjects or to other users' inboxes (where their pulled messages arrive).
-    for (const subject of ["verifier.>", "_INBOX.>", "_INBOX_subscriber-beta.>", "_INBOX_attestations-api.>"])
-      expect({ subject, refused: await subscription(nc, subject) }).toEqual({
-        subject,
-        refused: expect.stringMatching(DENIED),
-      });
-    expect((await (await operatorJsm()).consumers.info("VERIFIER", "beta_verifier")).name).toBe(
-      "beta_verifier",
-    );
+  });
+});
+
+/**
+ * What subscriber-acme tried in the report: a push consumer delivering its stream's events to
+ * chain.blocks_reverted, on the stream it reads; then through the imports of its account. Each call's outcome.
+ */
+async function deliverSubjectInjection(nc: NatsConnection, stream: StreamName) {
+  const jsm = await jetstreamManager(nc);
+  const target = subjectOf(DEFAULT_TOPOLOGY, "CHAIN", "blocks_reverted");
+  const push = {
+    durable_name: "acme_push",
+    ack_policy: AckPolicy.None,
+    deliver_policy: DeliverPolicy.All,
+    deliver_subject: target,
+  };
+  const { config } = await jsm.streams.info(stream);
+  const imported = await jetstreamManager(nc, { apiPrefix: SERVICES_API_PREFIX, checkAPI: false });
+  return {
+    pushOnItsCopy: await outcome(jsm.consumers.add(stream, push)),
+    pushThroughImport: await outcome(imported.consumers.add(stream, { ...push, durable_name: "acme_push2" })),
+    redirectCopy: await outcome(
+      jsm.streams.update(stream, {
+        ...config,
+        sources: config.sources?.map((src) => ({
+          ...src,
+          external: { api: SERVICES_API_PREFIX, deliver: "chain" },
+        })),
+      }),
+    ),
+    newSourcedStream: await outcome(
+      jsm.streams.add({
+        name: "STOLEN",
+        sources: [{ name: "CHAIN", external: { api: SERVICES_API_PREFIX, deliver: "chain" } }],
+      }),
+    ),
+    publishEvent: await outcome(jetstream(nc).publish(target, eventFor("CHAIN").payload, { timeout: 2_000 })),
+  };
+}
+
+describe("the same subscriber put back into the services' account", () => {
+  it("writes into CHAIN with the same calls: what the accounts prevent", async () => {
+    const acme = { name: "acme", streams: ["VERIFIER", "AGENT_AUTH"] as StreamName[] };
+    const config = [
+      "accounts {",
+      "  HUMANPASS: {",
+      "    jetstream: enabled",
+      "    users: [",
+      renderUser("operator", "$NATS_OPERATOR_PASSWORD"),
+      renderUser(
+        subscriberUser("acme"),
+        "$NATS_SUBSCRIBER_ACME_PASSWORD",
+        subscriberPermissions(acme, DEFAULT_TOPOLOGY),
+      ),
+      "    ]",
+      "  }",
+      "}",
+      "",
+    ].join("\n");
+    const shared = await startAuthNatsServer(config, ["operator", subscriberUser("acme")]);
+    try {
+      const operatorNc = await shared.connectAs("operator");
+      const operator = await jetstreamManager(operatorNc);
+      await applyTopology(operator, DEFAULT_TOPOLOGY);
+      // The gateway's follow of chain.blocks_reverted: the interest the push consumer delivers to.
+      operatorNc.subscribe(subjectOf(DEFAULT_TOPOLOGY, "CHAIN", "blocks_reverted"));
+      await operatorNc.flush();
+      for (const stream of ["AGENT_AUTH", "CHAIN"] as const)
+        await operator.jetstream().publish(eventFor(stream).subject, eventFor(stream).payload);
+      const attempt = await deliverSubjectInjection(
+        await shared.connectAs(subscriberUser("acme")),
+        "AGENT_AUTH",
+      );
+      expect(attempt.pushOnItsCopy).toBe("ok");
+      await expect
+        .poll(async () => (await operator.streams.info("CHAIN")).state.messages, { timeout: 10_000 })
+        .toBe(2);
+    } finally {
+      await shared.stop();
+    }
   });
 });

@@ -1,8 +1,9 @@
 /**
  * Stream retention and replicas belong to the topology step (deploy/k8s/base/migrations/topology.mjs), run here as
- * the migration Job runs it, against a 3-node JetStream cluster of this file's own: it applies JETSTREAM_REPLICAS
- * and each stream's JETSTREAM_<STREAM>_MAX_AGE / _MAX_BYTES to streams an older release created (R1, no limits),
- * DEAD_LETTERS included; what a service calls at start leaves them as the topology step set them.
+ * the migration Job runs it, against a 3-node JetStream cluster of this file's own: it reports how streams an older
+ * release created (R1, no limits) differ from JETSTREAM_REPLICAS and each stream's JETSTREAM_<STREAM>_MAX_AGE /
+ * _MAX_BYTES, DEAD_LETTERS included, and applies them with `--update --confirm` (what an operator runs); what a
+ * service calls at start leaves them as the topology step set them.
  */
 import { execFile } from "node:child_process";
 import path from "node:path";
@@ -39,10 +40,14 @@ let cluster: NatsCluster;
 let jsm: JetStreamManager;
 
 /** The migration Job's topology step, as its init container runs it (plain node, environment only). */
-async function topologyStep(env: Record<string, string>) {
+async function topologyStep(env: Record<string, string>, args: string[] = []) {
   return promisify(execFile)(
     process.execPath,
-    ["--conditions=@humanpass/source", path.join(REPO_ROOT, "deploy/k8s/base/migrations/topology.mjs")],
+    [
+      "--conditions=@humanpass/source",
+      path.join(REPO_ROOT, "deploy/k8s/base/migrations/topology.mjs"),
+      ...args,
+    ],
     { env: { PATH: process.env.PATH ?? "", NATS_URL: cluster.url, EVENTS_PREFIX: topology.prefix, ...env } },
   );
 }
@@ -71,12 +76,18 @@ describe("the topology step", () => {
     expect(Object.values(before).map((c) => [c.num_replicas, c.max_age, c.max_bytes])).toEqual(
       RETENTION_TARGETS.map(() => [1, 0, -1]),
     );
-    const { stdout } = await topologyStep({
+    const env = {
       JETSTREAM_REPLICAS: "3",
       JETSTREAM_CHAIN_MAX_AGE: "7d",
       JETSTREAM_CHAIN_MAX_BYTES: "64MiB",
       JETSTREAM_DEAD_LETTERS_MAX_AGE: "14d",
-    });
+    };
+    // As the migration Job runs it: existing streams are reported, not changed.
+    const reported = await topologyStep(env);
+    for (const target of RETENTION_TARGETS)
+      expect(reported.stdout).toContain(`${nameOf(target)} differs from the topology, not changed: `);
+    expect(await configs()).toEqual(before);
+    const { stdout } = await topologyStep(env, ["--update", "--confirm"]);
     expect(stdout).toContain(`streams applied: ${RETENTION_TARGETS.map(nameOf).join(", ")}`);
     const after = await configs();
     for (const target of RETENTION_TARGETS) {
@@ -114,13 +125,13 @@ describe("the topology step", () => {
     expect(await configs()).toEqual(applied);
   });
 
-  it("applies an operator's change on its next run, and the change stays when the step runs again", async () => {
+  it("applies an operator's change with --update --confirm, and the change stays when the step runs again", async () => {
     const env = {
       JETSTREAM_REPLICAS: "3",
       JETSTREAM_VERIFIER_MAX_AGE: "90d",
       JETSTREAM_VERIFIER_MAX_BYTES: "2GiB",
     };
-    await topologyStep(env);
+    await topologyStep(env, ["--update", "--confirm"]);
     const changed = (await configs()).VERIFIER!;
     expect(pick(changed)).toEqual({
       num_replicas: 3,
@@ -128,7 +139,7 @@ describe("the topology step", () => {
       max_age: 90 * DAY_NS,
       max_bytes: 2 * 1024 * MIB,
     });
-    await topologyStep(env);
+    await topologyStep(env, ["--update", "--confirm"]);
     expect((await configs()).VERIFIER).toEqual(changed);
   });
 

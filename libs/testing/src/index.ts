@@ -10,6 +10,7 @@ export { canConnect, resolveInfrastructure } from "./infrastructure.ts";
 export { type ClusterNode, type NatsCluster, startNatsCluster } from "./nats-cluster.ts";
 export { type OwnNatsServer, startOwnNatsServer } from "./nats-server.ts";
 export { freePort } from "./ports.ts";
+export { type OwnPostgres, PostgresWorkDir, runPostgresProgram } from "./postgres-server.ts";
 export { parseExposition, type Sample, sampleValue, unboundedLabels } from "./prometheus.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");

@@ -9,3 +9,7 @@ export {
   SERVICE_NAME,
 } from "./config.ts";
 export { migrations } from "./db/migrations/index.ts";
+// The claim a paid request leaves (one row per EIP-3009 authorization): the verifier's Postgres failover test counts
+// these rows as it counts nullifiers.
+export { type Authorization, PostgresPaymentReservations } from "./db/payment-reservations.ts";
+export type { Database as PaymentGatewayDatabase } from "./db/types.ts";

@@ -1,15 +1,16 @@
 /**
- * `humanpass nats …` end to end: the users.conf it prints plus the subscriber entry it prints, loaded by a real
- * nats-server of this file's own; the topology applied with the `topology` user; the subscriber connecting with
- * the password it was given, reading through its durable and refused anything else. Compose's users file
- * (deploy/compose/nats-users.conf) is the same output plus examples/subscriber's entry, and lets that subscriber in
- * with compose's dev password.
+ * `humanpass nats …` end to end: the accounts file it prints with a subscriber, loaded by a real nats-server of this
+ * file's own; the topology and the subscriber's copies created with the `topology` user; the subscriber connecting
+ * with the password it was given, reading its copies and refused anything else; a stream change refused to the
+ * topology user and applied only with `--update --confirm`. Compose's users file (deploy/compose/nats-users.conf,
+ * also make up's) is the same output with examples/subscriber's account, and lets that subscriber in with the dev
+ * password.
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { inboxPrefixOf, passwordVariable, SERVICE_GRANTS } from "@humanpass/event-bus";
+import { DEAD_LETTERS_USER, passwordVariable, REINDEX_GRANT, SERVICE_GRANTS } from "@humanpass/event-bus";
 import { createTestDatabase, type OwnNatsServer, REPO_ROOT, startOwnNatsServer } from "@humanpass/testing";
 import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -34,7 +35,9 @@ async function run(argv: string[], env: Record<string, string> = {}) {
 }
 
 const SERVICE_PASSWORDS = Object.fromEntries(
-  [...SERVICE_GRANTS.map((g) => g.user), "topology", "operator"].map((u) => [passwordVariable(u), `pw-${u}`]),
+  [...SERVICE_GRANTS.map((g) => g.user), "topology", "operator", REINDEX_GRANT.user, DEAD_LETTERS_USER].map(
+    (u) => [passwordVariable(u), `pw-${u}`],
+  ),
 );
 
 let server: OwnNatsServer;
@@ -42,27 +45,33 @@ let subscriberPassword: string;
 const open: NatsConnection[] = [];
 
 beforeAll(async () => {
-  const conf = await run(["users-conf"]);
-  expect(conf.out).toBe(readFileSync(path.join(REPO_ROOT, "deploy/k8s/base/nats/users.conf"), "utf8"));
+  expect((await run(["users-conf"])).out).toBe(
+    readFileSync(path.join(REPO_ROOT, "deploy/k8s/base/nats/users.conf"), "utf8"),
+  );
   const subscriber = await run(["subscriber", "acme", "--streams", "verifier,chain"]);
   expect(subscriber.code).toBe(0);
   expect(subscriber.out).toContain("password: $NATS_SUBSCRIBER_ACME_PASSWORD");
   subscriberPassword = /NATS_SUBSCRIBER_ACME_PASSWORD=(\S+)/.exec(subscriber.err)![1];
   expect(subscriber.out).not.toContain(subscriberPassword);
-  // The entry goes at the end of the users list, as docs/events.md tells an operator.
-  const config = conf.out.replace(/\n {2}\]\n\}\n$/, `\n${subscriber.out}  ]\n}\n`);
+  expect(subscriber.err).toContain("users-conf --subscriber acme=VERIFIER,CHAIN");
+  // The account entry it printed is what users-conf writes for that subscriber.
+  const conf = await run(["users-conf", "--subscriber", "acme=VERIFIER,CHAIN"]);
+  expect(conf.out).toContain(subscriber.out);
   server = await startOwnNatsServer({
-    config,
+    config: conf.out,
     env: { ...SERVICE_PASSWORDS, NATS_SUBSCRIBER_ACME_PASSWORD: subscriberPassword },
     probe: { user: "operator", pass: "pw-operator" },
   });
   const topology = await run(["topology", "--server", server.url], {
     NATS_USER: "topology",
     NATS_PASSWORD: "pw-topology",
+    NATS_SUBSCRIBERS: "acme=VERIFIER,CHAIN",
   });
   expect(topology).toMatchObject({
     code: 0,
-    err: expect.stringContaining("VERIFIER, CHAIN, AGENT_AUTH, PAYMENTS, DEAD_LETTERS"),
+    err: expect.stringContaining(
+      "VERIFIER, CHAIN, AGENT_AUTH, PAYMENTS, DEAD_LETTERS, acme:VERIFIER, acme:CHAIN",
+    ),
   });
 });
 
@@ -71,53 +80,71 @@ afterAll(async () => {
   await server?.stop();
 });
 
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => "ok",
+    (e: Error) => e.message,
+  );
+
 describe("humanpass nats subscriber", () => {
-  it("prints an entry whose user reads its streams through its own durables and may do nothing else", async () => {
-    const nc = await connect({
-      servers: server.url,
-      user: "subscriber-acme",
-      pass: subscriberPassword,
-      inboxPrefix: inboxPrefixOf("subscriber-acme"),
-    });
+  it("prints an account whose user reads copies of its streams and may change nothing of the services'", async () => {
+    const nc = await connect({ servers: server.url, user: "subscriber-acme", pass: subscriberPassword });
     open.push(nc);
     const operator = await connect({ servers: server.url, user: "operator", pass: "pw-operator" });
     open.push(operator);
     await jetstream(operator).publish("verifier.uniqueness_verified", "{}");
 
     const jsm = await jetstreamManager(nc);
-    await jsm.consumers.add("VERIFIER", { durable_name: "acme_verifier", ack_policy: AckPolicy.Explicit });
-    const msg = await (await jetstream(nc).consumers.get("VERIFIER", "acme_verifier")).next({
-      expires: 2_000,
-    });
+    await jsm.consumers.add("VERIFIER", { durable_name: "anything", ack_policy: AckPolicy.Explicit });
+    const msg = await (await jetstream(nc).consumers.get("VERIFIER", "anything")).next({ expires: 5_000 });
     expect(msg?.subject).toBe("verifier.uniqueness_verified");
     expect(await msg?.ackAck()).toBe(true);
-    await jsm.consumers.add("CHAIN", { durable_name: "acme_chain", ack_policy: AckPolicy.Explicit });
 
     const refused = await Promise.all(
       [
-        jsm.consumers.add("VERIFIER", { durable_name: "someone_verifier", ack_policy: AckPolicy.Explicit }),
         jsm.streams.delete("VERIFIER"),
         jsm.streams.info("PAYMENTS"),
         jetstream(nc).publish("verifier.uniqueness_verified", "{}"),
-      ].map((p) =>
-        p.then(
-          () => "ok",
-          (e: Error) => e.message,
-        ),
-      ),
+      ].map(refusal),
     );
     for (const r of refused) expect(r).toMatch(/permissions violation/i);
   });
 
-  it("refuses names outside the subscriber's prefix and unknown streams", () => {
-    expect(() =>
-      parseNatsArgs("subscriber", ["acme", "--streams", "VERIFIER", "--durables", "other_x"]),
-    ).toThrow(UsageError);
+  it("refuses bad names and unknown streams", () => {
     expect(() => parseNatsArgs("subscriber", ["Acme_1", "--streams", "VERIFIER"])).toThrow(/lower-case/);
     expect(() => parseNatsArgs("subscriber", ["acme", "--streams", "SECRETS"])).toThrow(
       /unknown stream SECRETS/,
     );
     expect(() => parseNatsArgs("subscriber", ["acme"])).toThrow(/--streams is required/);
+    expect(() => parseNatsArgs("users-conf", ["--subscriber", "acme"])).toThrow(UsageError);
+  });
+});
+
+describe("humanpass nats topology", () => {
+  it("reports a changed stream without changing it; --update shows, --update --confirm (operator) applies", async () => {
+    const bigger = { JETSTREAM_PAYMENTS_MAX_BYTES: "3GiB" };
+    const asTopology = { NATS_USER: "topology", NATS_PASSWORD: "pw-topology", ...bigger };
+    const reported = await run(["topology", "--server", server.url], asTopology);
+    expect(reported.code).toBe(0);
+    expect(reported.err).toContain(`PAYMENTS differs from the topology: max_bytes:`);
+    expect(reported.err).toContain("npx humanpass nats topology --update --confirm");
+    const operator = { NATS_USER: "operator", NATS_PASSWORD: "pw-operator", ...bigger };
+    const shown = await run(["topology", "--server", server.url, "--update"], operator);
+    expect(shown.code).toBe(1);
+    expect(shown.err).toContain("add --confirm");
+    const nc = await connect({ servers: server.url, user: "operator", pass: "pw-operator" });
+    open.push(nc);
+    const maxBytes = async () =>
+      (await (await jetstreamManager(nc)).streams.info("PAYMENTS")).config.max_bytes;
+    expect(await maxBytes()).not.toBe(3 * 1024 ** 3);
+    // The topology user may not update, even when told to.
+    await expect(
+      run(["topology", "--server", server.url, "--update", "--confirm"], asTopology),
+    ).rejects.toThrow(/permissions violation/i);
+    const applied = await run(["topology", "--server", server.url, "--update", "--confirm"], operator);
+    expect(applied).toMatchObject({ code: 0, err: expect.stringContaining("PAYMENTS updated: max_bytes:") });
+    expect(await maxBytes()).toBe(3 * 1024 ** 3);
+    expect(() => parseNatsArgs("topology", ["--confirm"])).toThrow(/--confirm goes with --update/);
   });
 });
 
@@ -125,18 +152,15 @@ const COMPOSE_USERS = readFileSync(path.join(REPO_ROOT, "deploy/compose/nats-use
 const COMPOSE = readFileSync(path.join(REPO_ROOT, "docker-compose.yml"), "utf8");
 
 describe("deploy/compose/nats-users.conf (the `subscriber` profile)", () => {
-  it("is users-conf plus the entry of `humanpass nats subscriber example --streams AGENT_AUTH,PAYMENTS`", async () => {
-    const conf = await run(["users-conf"]);
-    const example = await run(["subscriber", "example", "--streams", "AGENT_AUTH,PAYMENTS"]);
-    const generated = conf.out.replace(/\n {2}\]\n\}\n$/, `\n${example.out}  ]\n}\n`);
-    expect(generated).not.toBe(conf.out);
+  it("is `humanpass nats users-conf --subscriber example=AGENT_AUTH,PAYMENTS`", async () => {
+    const generated = (await run(["users-conf", "--subscriber", "example=AGENT_AUTH,PAYMENTS"])).out;
     expect(COMPOSE_USERS.endsWith(generated)).toBe(true);
     const header = COMPOSE_USERS.slice(0, -generated.length).split("\n").slice(0, -1);
     expect(header.filter((line) => !line.startsWith("#"))).toEqual([]);
     expect(COMPOSE).toContain("- ./deploy/compose/nats-users.conf:/etc/nats/users.conf:ro");
   });
 
-  it("lets subscriber-example in with compose's dev password, through examples/subscriber's durables only", async () => {
+  it("lets subscriber-example in with the dev password, to its copies of AGENT_AUTH and PAYMENTS only", async () => {
     const defaults = [...COMPOSE.matchAll(/\$\{NATS_SUBSCRIBER_EXAMPLE_PASSWORD:-([^}]+)\}/g)].map(
       (m) => m[1],
     );
@@ -152,16 +176,12 @@ describe("deploy/compose/nats-users.conf (the `subscriber` profile)", () => {
       const topology = await run(["topology", "--server", own.url], {
         NATS_USER: "topology",
         NATS_PASSWORD: "pw-topology",
+        NATS_SUBSCRIBERS: "example=AGENT_AUTH,PAYMENTS",
       });
       expect(topology.code).toBe(0);
       const operator = await connect({ servers: own.url, user: "operator", pass: "pw-operator" });
       open.push(operator);
-      const nc = await connect({
-        servers: own.url,
-        user: "subscriber-example",
-        pass: defaults[0]!,
-        inboxPrefix: inboxPrefixOf("subscriber-example"),
-      });
+      const nc = await connect({ servers: own.url, user: "subscriber-example", pass: defaults[0]! });
       open.push(nc);
       const jsm = await jetstreamManager(nc);
       for (const [stream, subject, durable] of [
@@ -170,25 +190,16 @@ describe("deploy/compose/nats-users.conf (the `subscriber` profile)", () => {
       ] as const) {
         await jetstream(operator).publish(subject, "{}");
         await jsm.consumers.add(stream, { durable_name: durable, ack_policy: AckPolicy.Explicit });
-        const msg = await (await jetstream(nc).consumers.get(stream, durable)).next({ expires: 2_000 });
+        const msg = await (await jetstream(nc).consumers.get(stream, durable)).next({ expires: 5_000 });
         expect(msg?.subject).toBe(subject);
         expect(await msg?.ackAck()).toBe(true);
       }
       const refused = await Promise.all(
         [
-          jsm.consumers.add("AGENT_AUTH", {
-            durable_name: "other_agent-auth",
-            ack_policy: AckPolicy.Explicit,
-          }),
           jsm.streams.info("VERIFIER"),
           jsm.streams.delete("PAYMENTS"),
           jetstream(nc).publish("agent_auth.human_verified", "{}"),
-        ].map((p) =>
-          p.then(
-            () => "ok",
-            (e: Error) => e.message,
-          ),
-        ),
+        ].map(refusal),
       );
       for (const r of refused) expect(r).toMatch(/permissions violation/i);
 

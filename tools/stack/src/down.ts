@@ -17,7 +17,7 @@ const alive = (pid: number) => {
 if (alive(file.pid)) process.kill(file.pid, "SIGTERM");
 const deadline = Date.now() + 20_000;
 while (alive(file.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-for (const pid of [file.pid, ...Object.values(file.servicePids)])
+for (const pid of [file.pid, ...Object.values(file.servicePids), ...(file.natsPid ? [file.natsPid] : [])])
   if (alive(pid)) process.kill(pid, "SIGKILL");
 removeStackFile();
 process.stdout.write("humanpass: stopped\n");

@@ -17,8 +17,10 @@ export interface StackFile {
   facilitatorUrl?: string;
   prefix: string;
   natsUrl: string;
-  /** The NATS user tools read events as, where the server has users (compose: `operator` of users.conf). */
+  /** The NATS user tools read events as, where the server has users (`operator` of users.conf). */
   natsUser?: { user: string; pass: string };
+  /** make up's own nats-server, stopped by make down if make up could not stop it. */
+  natsPid?: number;
   urls: Record<ServiceName, string>;
   ownershipSchema: string;
   /** Demo agents paired with a verified human (devnet keys; never real funds). */

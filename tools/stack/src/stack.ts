@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ensureDatabase } from "@humanpass/db";
 import { type DemoSeed, type Devnet, mine, seedDemo, startDevnet } from "@humanpass/devnet";
-import { applyTopologyAt } from "@humanpass/event-bus";
+import { applyTopologyAt, type SubscriberGrant, TOPOLOGY_USER } from "@humanpass/event-bus";
 import { freePort } from "@humanpass/testing/ports";
 import { recordDemoHumans } from "./demo-humans.ts";
 import { type DevnetFacilitator, startDevnetFacilitator } from "./facilitator.ts";
@@ -47,8 +47,12 @@ export interface StackOptions {
   /** Every service's schema lives in this one database (created when missing). */
   databaseUrl: string;
   natsUrl: string;
-  /** The user that applies the stream topology, where the server requires one (users.conf's `topology`). */
-  natsTopologyUser?: { user: string; pass: string };
+  /**
+   * Where the server has the users of users.conf (make up's, `startLocalNats`): their passwords. Each service then
+   * connects as its own user, and the topology step runs as `topology`, creating the `natsSubscribers`' copies too.
+   */
+  natsPasswords?: (user: string) => string;
+  natsSubscribers?: SubscriberGrant[];
   /** Subject/stream prefix; empty for the real names. */
   prefix?: string;
   /** Fixed ports (make up) or free ones (tests, the default). */
@@ -178,8 +182,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       },
     };
     env["payment-gateway"].ROUTES_FILE = writeGatewayRoutes(devnet, prefix);
+    const credentials = (n: ServiceName): Record<string, string> =>
+      options.natsPasswords ? { NATS_USER: n, NATS_PASSWORD: options.natsPasswords(n) } : {};
     const environments = Object.fromEntries(
-      SERVICE_NAMES.map((n) => [n, { ...common, ...env[n], ...(options.env?.[n] ?? {}) }]),
+      SERVICE_NAMES.map((n) => [n, { ...common, ...credentials(n), ...env[n], ...(options.env?.[n] ?? {}) }]),
     ) as Record<ServiceName, Record<string, string>>;
     const processes = {} as Record<ServiceName, ServiceProcess>;
     const launch = (name: ServiceName) => {
@@ -195,7 +201,17 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       return waitUntilReady(proc);
     };
     // What the migrations step does in a deployment: services only wait for their streams, they may not create them.
-    await applyTopologyAt(options.natsUrl, { prefix }, options.natsTopologyUser ?? {});
+    await applyTopologyAt(
+      options.natsUrl,
+      { prefix },
+      options.natsPasswords
+        ? {
+            user: TOPOLOGY_USER,
+            pass: options.natsPasswords(TOPOLOGY_USER),
+            subscribers: options.natsSubscribers,
+          }
+        : {},
+    );
     await Promise.all([launch("chain-indexer"), launch("verifier")]);
     await launch("attestations-api");
     await Promise.all([launch("agent-auth"), launch("payment-gateway")]);

@@ -1,5 +1,9 @@
 // make up: the whole stack on this machine with demo data, until Ctrl-C (or make down).
+import path from "node:path";
+import { OPERATOR_USER, parseSubscriberGrants, subscriberUser } from "@humanpass/event-bus";
 import { didFromAddress } from "@humanpass/identity";
+import { type LocalNats, startLocalNats } from "./local-nats.ts";
+import { REPO_ROOT } from "./processes.ts";
 import { DEV_WEBHOOKS_ADMIN_TOKEN, SERVICE_NAMES, startStack } from "./stack.ts";
 import { readStackFile, removeStackFile, writeStackFile } from "./stack-file.ts";
 
@@ -21,16 +25,25 @@ if (existing) {
 const base = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
 base.pathname = "/humanpass";
 const databaseUrl = process.env.HUMANPASS_DATABASE_URL ?? base.toString();
-const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+// A NATS of its own with the committed users, as production has them; another one (the machine's, without users)
+// only when asked for.
+let nats: LocalNats | undefined;
+if (!process.env.HUMANPASS_NATS_URL) {
+  const port = Number(process.env.HUMANPASS_NATS_PORT || 14222);
+  out(`humanpass: starting NATS on 127.0.0.1:${port} with the committed users (store in .run/nats-up)`);
+  nats = await startLocalNats({
+    port,
+    storeDir: path.join(REPO_ROOT, ".run/nats-up"),
+    subscribers: parseSubscriberGrants(process.env.NATS_SUBSCRIBERS),
+  });
+}
+const natsUrl = nats?.url ?? process.env.HUMANPASS_NATS_URL!;
 
 out("humanpass: starting the devnet, the six services and demo data …");
 const stack = await startStack({
   databaseUrl,
   natsUrl,
-  // The machine's NATS at :4222 has no users; a NATS loading users.conf needs the topology user's password here.
-  ...(process.env.NATS_TOPOLOGY_PASSWORD
-    ? { natsTopologyUser: { user: "topology", pass: process.env.NATS_TOPOLOGY_PASSWORD } }
-    : {}),
+  ...(nats ? { natsPasswords: nats.passwordOf, natsSubscribers: nats.subscribers } : {}),
   ports: "default",
   devnetPort: Number(process.env.DEVNET_PORT ?? 8545),
   // The indexer serves a block once another follows it: without these, an attestation written last would wait.
@@ -49,6 +62,9 @@ const stack = await startStack({
     const color = COLORS[SERVICE_NAMES.indexOf(service as never) % COLORS.length];
     out(`\x1b[${color}m${service.padEnd(width)} |\x1b[0m ${line}`);
   },
+}).catch(async (e) => {
+  await nats?.stop();
+  throw e;
 });
 
 const agent = (i: number) => {
@@ -64,6 +80,9 @@ writeStackFile({
   facilitatorUrl: stack.facilitator.url,
   prefix: stack.prefix,
   natsUrl,
+  ...(nats
+    ? { natsUser: { user: OPERATOR_USER, pass: nats.passwordOf(OPERATOR_USER) }, natsPid: nats.pid }
+    : {}),
   urls: stack.urls,
   ownershipSchema: stack.seed.schemas.agentOwnership,
   pairedAgents: [4, 5, 6, 7].map(agent),
@@ -78,6 +97,9 @@ for (const name of SERVICE_NAMES)
   out(`  ${name.padEnd(width)}  ${stack.urls[name].padEnd(24)} docs: ${docs(name)}`);
 out(`  ${"devnet".padEnd(width)}  ${stack.devnet.rpcUrl} (chain id ${stack.devnet.chainId})`);
 out(
+  `  ${"nats".padEnd(width)}  ${natsUrl.padEnd(24)} ${nats ? `users of ${path.relative(REPO_ROOT, nats.config)}, passwords dev-<user> (${nats.subscribers.map((g) => subscriberUser(g.name)).join(", ")} included)` : "no users"}`,
+);
+out(
   `  ${"facilitator".padEnd(width)}  ${stack.facilitator.url.padEnd(24)} x402 facilitator API for the devnet (/supported, /verify, /settle)`,
 );
 out("");
@@ -91,7 +113,11 @@ out("Try:");
 out(
   "  make demo                                   an agent claims, then pays the discounted tier until max_use_exceeded",
 );
-out("  npx humanpass events tail                   every event as it happens");
+out(
+  nats
+    ? `  NATS_URL=${natsUrl} NATS_USER=operator NATS_PASSWORD=${nats.passwordOf(OPERATOR_USER)} npx humanpass events tail   every event as it happens`
+    : `  NATS_URL=${natsUrl} npx humanpass events tail   every event as it happens`,
+);
 out(
   `  webhooks admin API (docs/events.md#webhooks): Authorization: Bearer ${DEV_WEBHOOKS_ADMIN_TOKEN} (development only)`,
 );
@@ -109,6 +135,7 @@ const shutdown = async () => {
   stopping = true;
   out("humanpass: stopping …");
   await stack.stop();
+  await nats?.stop();
   removeStackFile();
   out("humanpass: stopped");
   process.exit(0);

@@ -1,9 +1,12 @@
 /**
- * examples/subscriber as an outside team runs it: `npm pack` of @humanpass/events installed into a copy of the
- * example outside the workspace, started with plain node against the stack `make up` starts, following
- * human_verified into its own Postgres table. 200 claims through agent-auth, each a human_verified event, with the
- * subscriber killed (SIGKILL) halfway and started again: every event is in its table exactly once. The same claims
- * reach a webhook endpoint registered through the webhooks service's admin API, each signed and accepted once.
+ * examples/subscriber as an outside team runs it, with docs/events.md's steps against the stack `make up` starts:
+ * `npx humanpass nats subscriber acme --streams AGENT_AUTH,PAYMENTS` prints the account and a password, make up's
+ * own nats-server (`startLocalNats`, the committed users) starts with NATS_SUBSCRIBERS and that password, and
+ * `npm pack` of @humanpass/events installed into a copy of the example outside the workspace runs with plain node as
+ * subscriber-acme, following human_verified into its own Postgres table. 200 claims through agent-auth, each a
+ * human_verified event, with the subscriber killed (SIGKILL) halfway and started again: every event is in its table
+ * exactly once. The same claims reach a webhook endpoint registered through the webhooks service's admin API, each
+ * signed and accepted once. The CLI's calls a subscriber or the topology user may not make are refused.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -14,23 +17,20 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { promisify } from "node:util";
 import { createPool, type Pool } from "@humanpass/db";
-import { verifyWebhook } from "@humanpass/event-bus";
-import {
-  connectTestNats,
-  createTestDatabase,
-  eventually,
-  type TestDatabase,
-  testNatsUrl,
-} from "@humanpass/testing";
+import { OPERATOR_USER, parseSubscriberGrants, verifyWebhook } from "@humanpass/event-bus";
+import { createTestDatabase, eventually, type TestDatabase } from "@humanpass/testing";
 import { outsideNpmEnv, packPackage } from "@humanpass/testing/packing";
-import { DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
-import type { NatsConnection } from "@nats-io/transport-node";
+import { freePort } from "@humanpass/testing/ports";
+import { DeliverPolicy, jetstream } from "@nats-io/jetstream";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LocalNats, startLocalNats } from "../src/local-nats.ts";
 import { REPO_ROOT } from "../src/processes.ts";
-import { DEV_WEBHOOKS_ADMIN_TOKEN, randomPrefix, type Stack, startStack } from "../src/stack.ts";
+import { DEV_WEBHOOKS_ADMIN_TOKEN, type Stack, startStack } from "../src/stack.ts";
 
 const run = promisify(execFile);
+const CLI = path.join(REPO_ROOT, "tools/events-cli/bin/humanpass.mjs");
 const CLAIMS = 200;
 const EXAMPLE = path.join(REPO_ROOT, "examples/subscriber");
 
@@ -39,6 +39,9 @@ let stackDatabase: TestDatabase;
 let ownDatabase: TestDatabase;
 let own: Pool;
 let stack: Stack;
+let nats: LocalNats;
+let natsStore: string;
+let acmePassword: string;
 let nc: NatsConnection;
 let subscriber: ChildProcess | undefined;
 const logs: string[] = [];
@@ -93,8 +96,9 @@ function startSubscriber(): Promise<ChildProcess> {
     env: {
       ...outsideNpmEnv(),
       DATABASE_URL: ownDatabase.url,
-      NATS_URL: testNatsUrl(),
-      EVENTS_PREFIX: stack.prefix,
+      NATS_URL: nats.url,
+      NATS_USER: "subscriber-acme",
+      NATS_PASSWORD: acmePassword,
       DATABASE_SCHEMA: "acme",
       SUBSCRIBER_NAME: "acme",
       LOG_LEVEL: "info",
@@ -140,9 +144,9 @@ async function claim(agentIndex: number): Promise<void> {
 
 /** The id of every human_verified event on the AGENT_AUTH stream, read back from JetStream. */
 async function publishedIds(): Promise<string[]> {
-  const consumer = await jetstream(nc).consumers.get(`${stack.prefix.toUpperCase()}_AGENT_AUTH`, {
+  const consumer = await jetstream(nc).consumers.get("AGENT_AUTH", {
     deliver_policy: DeliverPolicy.All,
-    filter_subjects: `${stack.prefix}.agent_auth.human_verified`,
+    filter_subjects: "agent_auth.human_verified",
   });
   const pending = (await consumer.info()).num_pending;
   const ids: string[] = [];
@@ -159,8 +163,31 @@ const appliedIds = async () =>
     await own.query<{ event_id: string }>("select event_id from human_verifications order by event_id")
   ).rows.map((r) => r.event_id);
 
+/** `npx humanpass …` as a person runs it; its exit code, stdout and stderr. */
+async function humanpass(args: string[], env: Record<string, string>) {
+  return run(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? "", ...env } }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => ({
+      code: e.code,
+      stdout: e.stdout,
+      stderr: e.stderr,
+    }),
+  );
+}
+
 beforeAll(async () => {
   project = mkdtempSync(path.join(tmpdir(), "humanpass-example-subscriber-"));
+  natsStore = mkdtempSync(path.join(tmpdir(), "humanpass-make-up-nats-"));
+  // docs/events.md, adding a subscriber to make up: the account and its password, then make up with both.
+  const generated = await humanpass(["nats", "subscriber", "acme", "--streams", "AGENT_AUTH,PAYMENTS"], {});
+  expect(generated.stdout).toContain("SUBSCRIBER_ACME: {");
+  acmePassword = /NATS_SUBSCRIBER_ACME_PASSWORD=(\S+)/.exec(generated.stderr)![1]!;
+  nats = await startLocalNats({
+    port: await freePort(),
+    storeDir: natsStore,
+    subscribers: parseSubscriberGrants("acme=AGENT_AUTH,PAYMENTS"),
+    env: { NATS_SUBSCRIBER_ACME_PASSWORD: acmePassword },
+  });
   [stackDatabase, ownDatabase] = await Promise.all([
     createTestDatabase("subscriber_stack"),
     createTestDatabase("subscriber_own"),
@@ -169,8 +196,9 @@ beforeAll(async () => {
   const [started] = await Promise.all([
     startStack({
       databaseUrl: stackDatabase.url,
-      natsUrl: testNatsUrl(),
-      prefix: randomPrefix(),
+      natsUrl: nats.url,
+      natsPasswords: nats.passwordOf,
+      natsSubscribers: nats.subscribers,
       log: (service, line) => logs.push(`${service} | ${line}`),
       logLevel: "warn",
       // 400 requests from one address in a minute: more than the default limit allows.
@@ -179,7 +207,7 @@ beforeAll(async () => {
     installExample(),
   ]);
   stack = started;
-  nc = await connectTestNats();
+  nc = await connect({ servers: nats.url, user: OPERATOR_USER, pass: nats.passwordOf(OPERATOR_USER) });
   const registered = await fetch(`${stack.urls.webhooks}/admin/v1/endpoints`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${DEV_WEBHOOKS_ADMIN_TOKEN}` },
@@ -194,15 +222,10 @@ afterAll(async () => {
   if (receiver) await new Promise((resolve) => receiver.close(resolve));
   await own?.end();
   await stack?.stop();
-  if (nc) {
-    const jsm = await jetstreamManager(nc);
-    for await (const s of jsm.streams.list())
-      if (stack && s.config.name.startsWith(`${stack.prefix.toUpperCase()}_`))
-        await jsm.streams.delete(s.config.name);
-    await nc.close();
-  }
+  await nc?.close();
+  await nats?.stop();
   await Promise.all([stackDatabase?.drop(), ownDatabase?.drop()]);
-  if (project) await rm(project, { recursive: true, force: true });
+  for (const dir of [project, natsStore]) if (dir) await rm(dir, { recursive: true, force: true });
 }, 180_000);
 
 describe("the example subscriber, installed from the tarball", () => {
@@ -263,5 +286,40 @@ describe("the example subscriber, installed from the tarball", () => {
     expect([...hooks.accepted.keys()].sort()).toEqual([...published].sort());
     expect([...hooks.accepted.values()].every((n) => n === 1)).toBe(true);
     expect(hooks.refused).toBe(0);
+  });
+});
+
+describe("the CLI against make up's NATS", () => {
+  it("follows the subscriber's copies as subscriber-acme, and refuses what neither it nor the topology user may do", async () => {
+    const asAcme = { NATS_URL: nats.url, NATS_USER: "subscriber-acme", NATS_PASSWORD: acmePassword };
+    const tail = await humanpass(
+      ["events", "tail", "agent_auth.human_verified", "--since", "1d", "--count", "1", "--json"],
+      asAcme,
+    );
+    expect(tail.code).toBe(0);
+    expect(JSON.parse(tail.stdout).subject).toBe("agent_auth.human_verified");
+    const asTopology = {
+      NATS_URL: nats.url,
+      NATS_USER: "topology",
+      NATS_PASSWORD: nats.passwordOf("topology"),
+    };
+    const refused = {
+      topologyAsSubscriber: await humanpass(["nats", "topology"], asAcme),
+      tailAsTopology: await humanpass(["events", "tail", "--count", "1"], asTopology),
+      updateAsTopology: await humanpass(["nats", "topology", "--update", "--confirm"], {
+        ...asTopology,
+        JETSTREAM_PAYMENTS_MAX_BYTES: "1KiB",
+      }),
+    };
+    for (const [call, result] of Object.entries(refused))
+      expect({
+        call,
+        failed: result.code !== 0,
+        refused: /permissions violation/i.test(result.stderr),
+      }).toEqual({
+        call,
+        failed: true,
+        refused: true,
+      });
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Lists or replays the dead letters from inside the cluster, where `npx humanpass events dead-letters` (a tool of
  * the repository, in no image) cannot run: the humanpass-dead-letters CronJob runs it, never on a schedule, as the
- * `operator` NATS user, in a service image (every one carries @humanpass/event-bus).
+ * `dead-letters` NATS user, in a service image (every one carries @humanpass/event-bus).
  *   node dead-letters.mjs                          list every dead letter (--consumer <durable>: only its own)
  *   node dead-letters.mjs replay <seq>… | --all    publish them to their subjects again, then remove them
  * Plain JavaScript, so plain `node` runs it.
