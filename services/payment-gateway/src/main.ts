@@ -56,6 +56,7 @@ await runService({
       topology,
       logger,
       cache: { invalidate: (revocation) => verifier.revoke(revocation), clear: () => verifier.clear() },
+      meter: metrics.meter,
     });
     const events = outboxPaymentEvents(db, topology, logger);
     const store = inMemory ? undefined : new GatewayHumanProofStore(pool, topology, logger);
