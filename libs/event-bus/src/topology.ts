@@ -21,7 +21,6 @@ import type { Logger } from "pino";
 import { accessOptions, type NatsAccess } from "./connection.ts";
 import { deadLetterStreamConfig, deadLetterStreamName } from "./dead-letters.ts";
 import {
-  inboxPrefixOf,
   SERVICES_API_PREFIX,
   type SubscriberGrant,
   sourceDeliverPrefix,
