@@ -278,11 +278,29 @@ describe("npm run validate:deploy", () => {
           }),
           expect.objectContaining({
             where: "prod: Job/humanpass-migrate-1.0.0",
-            path: "/spec/template/spec/initContainers/6/image",
+            path: "/spec/template/spec/initContainers/7/image",
           }),
         ]);
       } finally {
         rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it("is refused when the NATS image is pinned by a tag alone", () => {
+      const copy = mkdtempSync(path.join(tmpdir(), "humanpass-k8s-"));
+      try {
+        cpSync(k8s, copy, { recursive: true });
+        edit(copy, "overlays/prod/kustomization.yaml", "    digest: sha256:", "    # digest: sha256:");
+        const manifests = parseManifests(renderOverlay(copy, "prod", PROD_VALUES));
+        expect(placeholderProblems(manifests, "prod")).toEqual([
+          expect.objectContaining({
+            where: "prod: StatefulSet/nats",
+            path: "/spec/template/spec/containers/0/image",
+            message: "not pinned by digest: nats:2.10.8-alpine",
+          }),
+        ]);
+      } finally {
+        rmSync(copy, { recursive: true, force: true });
       }
     });
 
@@ -295,7 +313,7 @@ describe("npm run validate:deploy", () => {
       expect(manifests.filter((m) => m.kind === "Job").map((m) => m.metadata.name)).toEqual([
         "humanpass-migrate-1.0.0",
       ]);
-      // The values are copied into place, never applied themselves.
+      // The values are copied into place, not applied as they are (the migration Job's check reads its own copy).
       expect(manifests.some((m) => m.metadata.name === "humanpass-values")).toBe(false);
     });
   });

@@ -4,10 +4,12 @@ import path from "node:path";
 import { loadCompose, readComposeFiles } from "./compose.ts";
 import { composeConfig } from "./compose-cli.ts";
 import { connectionBudgetProblems } from "./connection-budget.ts";
+import { disruptionBudgetProblems } from "./disruption-budget.ts";
 import { checkComposeEnv, checkManifestEnv } from "./envcheck.ts";
 import { imageProblems } from "./images.ts";
 import { validateManifests } from "./k8s.ts";
 import { parseManifests, renderKustomization } from "./kustomize.ts";
+import { natsTlsProblems } from "./nats-tls.ts";
 import { validateOtelConfig } from "./otel.ts";
 import { repoPath } from "./paths.ts";
 import { placeholderProblems } from "./placeholders.ts";
@@ -15,6 +17,7 @@ import { platformProblems } from "./platforms.ts";
 import { policyProblems } from "./policy.ts";
 import { postgresClusterProblems } from "./postgres-cluster.ts";
 import type { Problem } from "./problems.ts";
+import { publicRouteProblems } from "./public-routes.ts";
 import { serviceConfigs } from "./service-config.ts";
 
 export interface DeployValidation {
@@ -131,6 +134,9 @@ export async function validateDeploy(root: string, options: DeployOptions = {}):
       problems.push(...placeholderProblems(manifests, where));
       problems.push(...policyProblems(manifests, where));
       problems.push(...connectionBudgetProblems(manifests, where));
+      problems.push(...disruptionBudgetProblems(manifests, where));
+      problems.push(...publicRouteProblems(manifests, where));
+      problems.push(...natsTlsProblems(manifests, where));
       problems.push(...postgresClusterProblems(manifests, where));
       checkManifestEnv(manifests, where, configs, problems, warnings);
       const using = valuesFile ? ` with ${path.relative(root, valuesFile) || valuesFile}` : "";

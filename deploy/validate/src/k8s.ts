@@ -13,6 +13,7 @@ const CRD_MODELS: Record<string, string> = {
   "postgresql.cnpg.io": "@kubernetes-models/cloudnative-pg",
   "monitoring.coreos.com": "@kubernetes-models/prometheus-operator",
   "gateway.networking.k8s.io": "@kubernetes-models/gateway-api",
+  "cert-manager.io": "@kubernetes-models/cert-manager",
 };
 
 /** Kinds no package models, checked by a module of ours (its model class and `I<kind>` interface). */
@@ -53,7 +54,8 @@ function asTheApiServerReadsIt(raw: unknown): unknown {
 /**
  * Validates rendered manifests against the Kubernetes API schemas compiled into the kubernetes-models package,
  * the CloudNativePG CRD schemas of @kubernetes-models/cloudnative-pg and the prometheus-operator's of
- * @kubernetes-models/prometheus-operator, the Gateway API's of @kubernetes-models/gateway-api and the Barman Cloud
+ * @kubernetes-models/prometheus-operator, the Gateway API's of @kubernetes-models/gateway-api, cert-manager's of
+ * @kubernetes-models/cert-manager and the Barman Cloud
  * plugin's ObjectStore (object-store.ts) (types, required fields, enums), then
  * strictly (unknown fields); an object of a kind none knows is an error, so a typo in `kind` or `apiVersion`
  * cannot slip through.

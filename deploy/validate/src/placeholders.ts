@@ -1,10 +1,8 @@
+import { placeholderIn } from "@humanpass/config";
 import type { Problem } from "./problems.ts";
 
 type Obj = Record<string, any>;
 
-const ZERO_ADDRESS = /\b0x0{40}\b/;
-/** RFC 2606 reserves .example for documentation: a host under it is one nobody filled in. */
-const EXAMPLE_HOST = /(^|[/@.])[a-z0-9-]+\.example(?=$|[:/,?#])/i;
 const DIGEST = /@sha256:[0-9a-f]{64}$/;
 
 function* strings(value: unknown, pointer: string): Generator<[string, string]> {
@@ -17,8 +15,8 @@ function* strings(value: unknown, pointer: string): Generator<[string, string]> 
 
 /**
  * A production overlay (its manifests labelled `humanpass.dev/environment: prod`) may not carry what only stands in
- * for a deployment's own values: a `replace-with-…` marker, the zero address, a host under .example, or one of our
- * images by a tag alone (a tag can be pushed again; a digest names one image).
+ * for a deployment's own values: a `replace-with-…` marker, the zero address, a host under .example, or an image,
+ * ours or a third party's (NATS), by a tag alone (a tag can be pushed again; a digest names one image).
  */
 export function placeholderProblems(manifests: unknown[], where: string): Problem[] {
   const all = manifests as Obj[];
@@ -27,21 +25,9 @@ export function placeholderProblems(manifests: unknown[], where: string): Proble
   for (const m of all) {
     const label = `${where}: ${m?.kind}/${m?.metadata?.name}`;
     for (const [pointer, text] of strings(m, "")) {
-      if (/replace-with/i.test(text))
-        problems.push({ where: label, path: pointer, message: `a placeholder is left: ${text}` });
-      else if (ZERO_ADDRESS.test(text))
-        problems.push({ where: label, path: pointer, message: "the zero address is a placeholder" });
-      else if (EXAMPLE_HOST.test(text))
-        problems.push({
-          where: label,
-          path: pointer,
-          message: `a host under .example is a placeholder: ${text}`,
-        });
-      else if (
-        /[cC]ontainers\/\d+\/image$/.test(pointer) &&
-        /(^|\/)humanpass\//.test(text) &&
-        !DIGEST.test(text)
-      )
+      const placeholder = placeholderIn(text);
+      if (placeholder) problems.push({ where: label, path: pointer, message: `${placeholder}: ${text}` });
+      else if (/[cC]ontainers\/\d+\/image$/.test(pointer) && !DIGEST.test(text))
         problems.push({ where: label, path: pointer, message: `not pinned by digest: ${text}` });
     }
   }

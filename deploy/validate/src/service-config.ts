@@ -2,7 +2,7 @@ import { readdirSync } from "node:fs";
 import { AgentAuthEnv } from "@humanpass/agent-auth";
 import { AttestationsApiEnv } from "@humanpass/attestations-api";
 import { ChainIndexerEnv } from "@humanpass/chain-indexer";
-import { CommonEnv, ConfigError, loadConfig } from "@humanpass/config";
+import { CommonEnv, ConfigError, loadConfig, refusePlaceholdersInProduction } from "@humanpass/config";
 import { checkSettings as checkPaymentGatewaySettings, PaymentGatewayEnv } from "@humanpass/payment-gateway";
 import { VerifierEnv } from "@humanpass/verifier";
 import { checkSettings as checkWebhooksSettings, WebhooksEnv } from "@humanpass/webhooks";
@@ -52,10 +52,7 @@ export async function serviceConfigs(): Promise<ServiceConfig[]> {
   return configs;
 }
 
-/**
- * Variables libs/service reads for every service on top of CommonEnv (it does not export their schema), and
- * NODE_ENV, which Node libraries read.
- */
+/** Variables libs/service reads for every service on top of CommonEnv (it does not export their schema). */
 export const RUNTIME_VARIABLES = [
   "OTEL_EXPORTER_OTLP_ENDPOINT",
   "LOG_PRETTY",
@@ -65,12 +62,12 @@ export const RUNTIME_VARIABLES = [
   "SERVICE_VERSION",
   "OTEL_TRACES_SAMPLER",
   "OTEL_TRACES_SAMPLER_ARG",
-  "NODE_ENV",
 ];
 
 /**
- * What a service would say about this environment at start-up: the problems `loadConfig` (and the service's
- * `checkSettings`) report, and the variables it does not read at all (usually a typo).
+ * What a service would say about this environment at start-up: the problems `loadConfig`, the refusal of
+ * placeholders in production and the service's `checkSettings` report, and the variables it does not read at all
+ * (usually a typo).
  */
 export function checkServiceEnv(
   config: ServiceConfig,
@@ -81,6 +78,7 @@ export function checkServiceEnv(
   const unknown = Object.keys(env).filter((k) => !known.has(k));
   try {
     const loaded = loadConfig(schema, env);
+    refusePlaceholdersInProduction(loaded);
     config.checkSettings?.(loaded);
     return { problems: [], unknown };
   } catch (e) {

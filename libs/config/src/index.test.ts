@@ -1,6 +1,14 @@
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
-import { CommonEnv, ConfigError, Env, loadConfig, splitList } from "./index.ts";
+import {
+  CommonEnv,
+  ConfigError,
+  Env,
+  loadConfig,
+  placeholderIn,
+  refusePlaceholdersInProduction,
+  splitList,
+} from "./index.ts";
 
 const schema = Type.Object({
   PORT: Env.port(8080),
@@ -70,5 +78,60 @@ describe("loadConfig", () => {
   it("splits lists", () => {
     expect(splitList(" a, b,,c ")).toEqual(["a", "b", "c"]);
     expect(splitList("")).toEqual([]);
+  });
+});
+
+describe("refusePlaceholdersInProduction", () => {
+  const problemsOf = (env: Record<string, string>) => {
+    try {
+      refusePlaceholdersInProduction(loadConfig(schema, env));
+      return [];
+    } catch (e) {
+      return (e as ConfigError).problems;
+    }
+  };
+
+  it("names every setting still holding a placeholder, and not its value", () => {
+    const problems = problemsOf({
+      NODE_ENV: "production",
+      HOST_URL: "https://verifier.humanpass.example",
+      DATABASE_URL: "postgres://verifier:s3cret@db.humanpass.example:5432/humanpass",
+      EVENTS_PREFIX: "",
+      NATS_USER: "did:iden3:billions:main:replace-with-the-verifier-did",
+      NATS_PASSWORD: "0x0000000000000000000000000000000000000000",
+    });
+    expect(problems).toEqual([
+      {
+        variable: "HOST_URL",
+        message: expect.stringMatching(/^a host under \.example is a placeholder: set/),
+      },
+      {
+        variable: "DATABASE_URL",
+        message: expect.stringMatching(/^a host under \.example is a placeholder/),
+      },
+      { variable: "NATS_USER", message: expect.stringMatching(/^a placeholder is left/) },
+      { variable: "NATS_PASSWORD", message: expect.stringMatching(/^the zero address is a placeholder/) },
+    ]);
+    expect(JSON.stringify(problems)).not.toContain("s3cret");
+  });
+
+  it("lets examples be outside production, and real values in it", () => {
+    expect(problemsOf({ HOST_URL: "https://verifier.humanpass.example" })).toEqual([]);
+    expect(problemsOf({ NODE_ENV: "development", HOST_URL: "https://verifier.humanpass.example" })).toEqual(
+      [],
+    );
+    expect(problemsOf({ NODE_ENV: "production", HOST_URL: "https://verifier.humanpass.io" })).toEqual([]);
+  });
+
+  it("tells a placeholder from a value that only looks like one", () => {
+    expect(placeholderIn("0x0000000000000000000000000000000000000000")).toBeDefined();
+    expect(
+      placeholderIn("0x5FbDB2315678afecb367f032d93F642f64180aa3,0x0000000000000000000000000000000000000000"),
+    ).toBeDefined();
+    // A 32-byte id of zeros is no address; example.com is a real domain; a path segment is no host.
+    expect(placeholderIn(`0x${"0".repeat(64)}`)).toBeUndefined();
+    expect(placeholderIn("https://pay.example.com")).toBeUndefined();
+    expect(placeholderIn("/srv/example/routes.json")).toBeUndefined();
+    expect(placeholderIn("nats://nats.example:4222")).toBeDefined();
   });
 });

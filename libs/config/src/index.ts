@@ -112,6 +112,43 @@ export function isAddressOrCidr(entry: string): boolean {
 
 FormatRegistry.Set("address-list", (value) => splitList(value).every(isAddressOrCidr));
 
+const ZERO_ADDRESS = /\b0x0{40}\b/;
+/** RFC 2606 reserves .example for documentation: a host under it is one nobody filled in. */
+const EXAMPLE_HOST = /(^|[/@.])[a-z0-9-]+\.example(?=$|[:/,?#])/i;
+
+/**
+ * Why a value only stands in for a deployment's own (a `replace-with-…` marker, the zero address, a host under
+ * .example), or undefined when it does not. The values.env.example of the prod overlay is made of these.
+ */
+export function placeholderIn(value: string): string | undefined {
+  if (/replace-with/i.test(value)) return "a placeholder is left";
+  if (ZERO_ADDRESS.test(value)) return "the zero address is a placeholder";
+  if (EXAMPLE_HOST.test(value)) return "a host under .example is a placeholder";
+  return undefined;
+}
+
+/**
+ * Refuses a production configuration holding a placeholder (`placeholderIn`), naming each setting and not its
+ * value (a URL may carry a password). Outside production (NODE_ENV other than `production`) examples are fine.
+ */
+export function refusePlaceholdersInProduction(
+  config: { NODE_ENV?: string } & Record<string, unknown>,
+): void {
+  if (config.NODE_ENV !== "production") return;
+  const problems = Object.entries(config).flatMap(([variable, value]) => {
+    const reason = typeof value === "string" ? placeholderIn(value) : undefined;
+    return reason
+      ? [
+          {
+            variable,
+            message: `${reason}: set this deployment's own value (refused when NODE_ENV=production)`,
+          },
+        ]
+      : [];
+  });
+  if (problems.length > 0) throw new ConfigError(problems);
+}
+
 const Milliseconds = (defaultMs: number, what: string) =>
   Type.Integer({ minimum: 1, default: defaultMs, description: `an integer >= 1 (milliseconds): ${what}` });
 
@@ -120,6 +157,11 @@ const Milliseconds = (defaultMs: number, what: string) =>
  * how long it waits.
  */
 export const CommonEnv = {
+  NODE_ENV: Type.String({
+    default: "development",
+    description:
+      "production, development or test; production refuses placeholders (replace-with-…, the zero address, a host under .example) in every setting",
+  }),
   DATABASE_URL: Env.url("postgres://postgres@127.0.0.1:5432/humanpass"),
   NATS_URL: Env.url("nats://127.0.0.1:4222"),
   NATS_USER: Type.Optional(
@@ -128,6 +170,12 @@ export const CommonEnv = {
     }),
   ),
   NATS_PASSWORD: Type.Optional(Type.String({ description: "that user's password" })),
+  NATS_TLS_CA: Type.Optional(
+    Type.String({
+      description:
+        "path of the PEM file of the CA that signed the NATS servers' certificates; set: the connection is TLS and the server's certificate is checked against it (the prod overlay mounts it)",
+    }),
+  ),
   NATS_STREAMS_WAIT_MS: Milliseconds(60_000, "how long a starting service waits for its JetStream streams"),
   LOG_LEVEL: Env.logLevel(),
   EVENTS_PREFIX: Type.String({

@@ -1,4 +1,4 @@
-import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { connect, type NatsConnection, type NodeConnectionOptions } from "@nats-io/transport-node";
 import type { Meter } from "@opentelemetry/api";
 import type { Logger } from "pino";
 import { inboxPrefixOf } from "./permissions.ts";
@@ -10,6 +10,22 @@ export function inboxPrefixFor(nc: NatsConnection): string | undefined {
   return inboxPrefixes.get(nc);
 }
 
+/** Who connects (a user of users.conf, none on a server without authentication) and whom it trusts. */
+export interface NatsAccess {
+  user?: string;
+  pass?: string;
+  /** PEM file of the CA that signed the servers' certificates (NATS_TLS_CA): set, the connection must be TLS. */
+  tlsCaFile?: string;
+}
+
+/** The connect options of an access: the user with its own inbox prefix (`inboxPrefixOf`), TLS checked by the CA. */
+export function accessOptions(access: NatsAccess = {}): Partial<NodeConnectionOptions> {
+  return {
+    ...(access.user ? { user: access.user, pass: access.pass, inboxPrefix: inboxPrefixOf(access.user) } : {}),
+    ...(access.tlsCaFile ? { tls: { caFile: access.tlsCaFile } } : {}),
+  };
+}
+
 /**
  * Connects to NATS and keeps reconnecting forever: an outage delays events (the outbox holds them), it never
  * loses them or stops the process.
@@ -18,13 +34,13 @@ export async function connectNats(
   url: string,
   logger: Logger,
   name?: string,
-  credentials?: { user?: string; pass?: string },
+  access?: NatsAccess,
 ): Promise<NatsConnection> {
-  const inboxPrefix = credentials?.user ? inboxPrefixOf(credentials.user) : undefined;
+  const options = accessOptions(access);
   const nc = await connect({
     servers: url.split(","),
     name,
-    ...(credentials?.user ? { user: credentials.user, pass: credentials.pass, inboxPrefix } : {}),
+    ...options,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
     // A server cut off without closing its connections (a partition, a paused or frozen node) is noticed only when
@@ -40,7 +56,7 @@ export async function connectNats(
     // for the stack trace of a timeout that almost never comes.
     noAsyncTraces: true,
   });
-  if (inboxPrefix) inboxPrefixes.set(nc, inboxPrefix);
+  if (options.inboxPrefix) inboxPrefixes.set(nc, options.inboxPrefix);
   (async () => {
     for await (const status of nc.status()) {
       if (status.type === "disconnect")

@@ -18,9 +18,9 @@ import {
 } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
+import { accessOptions, type NatsAccess } from "./connection.ts";
 import { deadLetterStreamConfig, deadLetterStreamName } from "./dead-letters.ts";
 import {
-  inboxPrefixOf,
   SERVICES_API_PREFIX,
   type SubscriberGrant,
   sourceDeliverPrefix,
@@ -294,17 +294,15 @@ function isNotFound(e: unknown): boolean {
 export async function applyTopologyAt(
   servers: string,
   topology: Topology,
-  options: { user?: string; pass?: string } & TopologyOptions = {},
+  options: NatsAccess & TopologyOptions = {},
 ): Promise<string[]> {
   const nc = await connect({
     servers: servers.split(","),
     name: "humanpass-topology",
-    ...(options.user
-      ? { user: options.user, pass: options.pass, inboxPrefix: inboxPrefixOf(options.user) }
-      : {}),
+    ...accessOptions(options),
   });
   try {
-    const { user: _user, pass: _pass, subscribers = [], ...apply } = options;
+    const { user: _user, pass: _pass, tlsCaFile: _tlsCaFile, subscribers = [], ...apply } = options;
     const streams = await applyTopology(await jetstreamManager(nc), topology, apply);
     const copies = await applySubscriberStreams(nc, topology, subscribers, apply);
     return [...streams, ...copies];

@@ -1,4 +1,4 @@
-import { CommonEnv, loadConfig, splitList } from "@humanpass/config";
+import { CommonEnv, loadConfig, refusePlaceholdersInProduction, splitList } from "@humanpass/config";
 import {
   createDb,
   createPool,
@@ -136,8 +136,8 @@ const CommonEnvSchema = Type.Object({
 });
 
 /**
- * The one start-up sequence of every service's main.ts: config (a bad value stops it here, naming the
- * variable), telemetry, database and migrations, NATS and streams, outbox relay, then the service's own start;
+ * The one start-up sequence of every service's main.ts: config (a bad value, or a placeholder in production, stops
+ * it here, naming the variable), telemetry, database and migrations, NATS and streams, outbox relay, then the service's own start;
  * SIGTERM fails /readyz at once and keeps serving for SHUTDOWN_DRAIN_MS (load balancers stop sending meanwhile), then
  * closes HTTP (waiting for requests in flight), stops consumers and the relay, drains NATS, then closes pools.
  */
@@ -146,6 +146,7 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
   let config: Static<typeof CommonEnvSchema> & Static<S>;
   try {
     config = loadConfig(schema) as unknown as typeof config;
+    refusePlaceholdersInProduction(config);
     definition.checkConfig?.(config);
   } catch (e) {
     process.stderr.write(`${definition.name}: ${(e as Error).message}\n`);
@@ -176,6 +177,7 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
       connectNats(config.NATS_URL, logger, definition.name, {
         user: config.NATS_USER,
         pass: config.NATS_PASSWORD,
+        tlsCaFile: config.NATS_TLS_CA,
       }).then(async (nats) => {
         const jsm = await jetstreamManager(nats);
         await waitForStreams(

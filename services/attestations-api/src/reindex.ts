@@ -26,6 +26,7 @@ const db = createDb<any>({
 const nats = await connectNats(config.NATS_URL, logger, `${SERVICE_NAME}-reindex`, {
   user: config.NATS_USER,
   pass: config.NATS_PASSWORD,
+  tlsCaFile: config.NATS_TLS_CA,
 });
 let code = 0;
 try {

@@ -12,12 +12,19 @@ export interface TailOptions {
   credentials?: { user: string; pass: string };
 }
 
-/** NATS_USER and NATS_PASSWORD, for a server that requires them (the `operator` user of users.conf). */
+/**
+ * NATS_USER and NATS_PASSWORD, for a server that requires them (the `operator` user of users.conf), and NATS_TLS_CA,
+ * the CA of a server that speaks TLS (the prod overlay's), as connect options.
+ */
 export function natsCredentials(env: Record<string, string | undefined> = process.env): {
   user?: string;
   pass?: string;
+  tls?: { caFile: string };
 } {
-  return env.NATS_USER ? { user: env.NATS_USER, pass: env.NATS_PASSWORD } : {};
+  return {
+    ...(env.NATS_USER ? { user: env.NATS_USER, pass: env.NATS_PASSWORD } : {}),
+    ...(env.NATS_TLS_CA ? { tls: { caFile: env.NATS_TLS_CA } } : {}),
+  };
 }
 
 export class UsageError extends Error {
@@ -39,7 +46,8 @@ Options:
   --count <n>      exit after n events
   --prefix <p>     subject prefix of a test topology (default: $EVENTS_PREFIX or none)
   --server <url>   NATS server(s), comma-separated (default: $NATS_URL or nats://127.0.0.1:4222);
-                   NATS_USER and NATS_PASSWORD when the server requires a user
+                   NATS_USER and NATS_PASSWORD when the server requires a user, NATS_TLS_CA (a PEM
+                   file) when it speaks TLS
   -h, --help       this text
 
 dead-letters lists the events a consumer could not apply (invalid, or refused by its handler too many times)

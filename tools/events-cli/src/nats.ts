@@ -146,8 +146,11 @@ export async function runNats(
     return 0;
   }
   const drifts: StreamDrift[] = [];
+  const { user, pass, tls } = natsCredentials();
   const streams = await applyTopologyAt(options.servers, topology, {
-    ...natsCredentials(),
+    user,
+    pass,
+    tlsCaFile: tls?.caFile,
     replicas: options.replicas,
     retention: options.retention,
     subscribers: options.subscribers,

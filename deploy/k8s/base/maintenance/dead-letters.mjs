@@ -37,6 +37,7 @@ const nats = await connectNats(
   {
     user: process.env.NATS_USER || undefined,
     pass: process.env.NATS_PASSWORD,
+    tlsCaFile: process.env.NATS_TLS_CA || undefined,
   },
 );
 const topology = { prefix: process.env.EVENTS_PREFIX ?? "" };

@@ -47,6 +47,7 @@ const streams = await applyTopologyAt(
   {
     user,
     pass: process.env.NATS_PASSWORD,
+    tlsCaFile: process.env.NATS_TLS_CA || undefined,
     replicas,
     retention,
     subscribers,
