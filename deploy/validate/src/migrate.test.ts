@@ -68,7 +68,9 @@ describe("deploy/migrate/topology.mjs (make migrate, compose's nats-topology, th
           env: { ...process.env, NATS_URL: testNatsUrl(), EVENTS_PREFIX: topology.prefix, NATS_USER: "" },
         });
         const p = topology.prefix.toUpperCase();
-        const streams = ["VERIFIER", "CHAIN", "AGENT_AUTH", "PAYMENTS", "DEAD_LETTERS"].map((s) => `${p}_${s}`);
+        const streams = ["VERIFIER", "CHAIN", "AGENT_AUTH", "PAYMENTS", "DEAD_LETTERS"].map(
+          (s) => `${p}_${s}`,
+        );
         const durables = [
           "CHAIN/attestations-api-chain",
           "VERIFIER/attestations-api-verifier",

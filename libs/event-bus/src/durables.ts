@@ -1,10 +1,4 @@
-import {
-  STREAMS,
-  type StreamName,
-  streamSubjects,
-  subjectOf,
-  type Topology,
-} from "@humanpass/events";
+import { STREAMS, type StreamName, streamSubjects, subjectOf, type Topology } from "@humanpass/events";
 import { AckPolicy, type ConsumerConfig, DeliverPolicy } from "@nats-io/jetstream";
 
 /**

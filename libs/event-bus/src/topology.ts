@@ -1,10 +1,4 @@
-import {
-  STREAMS,
-  type StreamName,
-  streamName,
-  streamSubjects,
-  type Topology,
-} from "@humanpass/events";
+import { STREAMS, type StreamName, streamName, streamSubjects, type Topology } from "@humanpass/events";
 import {
   type ConsumerConfig,
   DiscardPolicy,
@@ -16,8 +10,8 @@ import {
 } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
-import { type DurableSpec, durableConfig, durableDifferences } from "./durables.ts";
 import { deadLetterStreamConfig, deadLetterStreamName } from "./dead-letters.ts";
+import { type DurableSpec, durableConfig, durableDifferences } from "./durables.ts";
 import {
   inboxPrefixOf,
   SERVICE_GRANTS,

@@ -734,7 +734,11 @@ describe("the services' durables, created by the topology step before the servic
     // agent-auth follows chain.blocks_reverted: the interest a push consumer delivers to.
     const agentAuth = await server.connectAs("agent-auth");
     const injected: string[] = [];
-    const follower = agentAuth.subscribe(target, { callback: (_e, m) => injected.push(m.subject) });
+    const follower = agentAuth.subscribe(target, {
+      callback: (_e, m) => {
+        injected.push(m.subject);
+      },
+    });
     await agentAuth.flush();
     const webhooks = await server.connectAs("webhooks");
     const operator = await operatorJsm();
@@ -781,7 +785,9 @@ describe("the services' durables, created by the topology step before the servic
     const before = (await (await operatorJsm()).consumers.info("CHAIN", "webhooks-chain")).delivered
       .stream_seq;
     const nc = await server.connectAs("webhooks");
-    const spec = SERVICE_GRANTS.find((g) => g.user === "webhooks")!.durables.find((d) => d.stream === "CHAIN")!;
+    const spec = SERVICE_GRANTS.find((g) => g.user === "webhooks")!.durables.find(
+      (d) => d.stream === "CHAIN",
+    )!;
     await ensureDurable(await jetstreamManager(nc), DEFAULT_TOPOLOGY, spec);
     const msg = await (await jetstream(nc).consumers.get("CHAIN", spec.durable)).next({ expires: 2_000 });
     expect(msg?.seq).toBe(before + 1);

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import {
   applyTopologyAt,
+  driftName,
   parseSubscriberGrant,
   parseSubscriberGrants,
   passwordVariable,
@@ -10,7 +11,6 @@ import {
   renderUsersConf,
   retentionFromEnv,
   STREAMS,
-  driftName,
   type StreamDrift,
   type SubscriberGrant,
   subscriberAccount,
@@ -158,7 +158,9 @@ export async function runNats(
   io.err(`streams and durables applied: ${streams.join(", ")}`);
   const applied = options.update === "apply";
   for (const drift of drifts)
-    io.err(`${driftName(drift)} ${applied ? "updated" : "differs from the topology"}: ${drift.changes.join(", ")}`);
+    io.err(
+      `${driftName(drift)} ${applied ? "updated" : "differs from the topology"}: ${drift.changes.join(", ")}`,
+    );
   if (drifts.length === 0 || applied) return 0;
   if (options.update === "show") {
     io.err(
