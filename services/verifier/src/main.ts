@@ -43,7 +43,9 @@ await runService({
       engine: verification.engine,
       meter: metrics.meter,
       onWorkerError: (error) => logger.error({ err: error.message }, "verification worker failed"),
-      onWorkerReady: (index) => logger.info({ worker: index }, "verification worker ready"),
+      // `per-pair` under an mcl engine: the installed mcl-wasm is not the one whose multi-Miller loop was checked.
+      onWorkerReady: (index, { millerLoop }) =>
+        logger.info({ worker: index, millerLoop }, "verification worker ready"),
     });
     const app = await buildVerifierApp({
       logger,

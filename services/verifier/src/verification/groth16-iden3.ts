@@ -8,7 +8,6 @@ import {
   verifyGroth16,
 } from "./groth16-mcl.ts";
 import { type JsSdk, jsIden3Core, jsJwz, jsSdk } from "./iden3-modules.ts";
-import { useNodeCryptoForJwzMessageHash } from "./jwz-message-hash.ts";
 
 type ICircuitStorage = InstanceType<JsSdk["FSCircuitStorage"]>;
 type CircuitData = Awaited<ReturnType<ICircuitStorage["loadCircuitData"]>>;
@@ -138,12 +137,10 @@ const libraryAuthMethods = (): ProvingMethod[] => [
 
 /**
  * js-jwz keeps one registry of proving methods per module instance (here: per worker thread). Replacing the
- * auth methods routes JWZ envelope verification through mcl (and its message hash through node:crypto) for every
- * Verifier in this thread.
+ * auth methods routes JWZ envelope verification through mcl for every Verifier in this thread.
  */
 export async function useMclForJwzAuth(check: Groth16Check): Promise<void> {
   await initGroth16();
-  useNodeCryptoForJwzMessageHash(true);
   for (const method of libraryAuthMethods()) {
     const fast = new MclAuthProvingMethod(method, check) as unknown as ProvingMethod;
     await jsJwz.proving.registerProvingMethod(method.methodAlg, () => fast);
@@ -152,7 +149,6 @@ export async function useMclForJwzAuth(check: Groth16Check): Promise<void> {
 
 /** Puts the library's own auth proving methods back (used to compare both paths in one process). */
 export async function useLibraryForJwzAuth(): Promise<void> {
-  useNodeCryptoForJwzMessageHash(false);
   for (const method of libraryAuthMethods()) {
     await jsJwz.proving.registerProvingMethod(method.methodAlg, () => method);
   }

@@ -1,7 +1,7 @@
 import { randomFillSync } from "node:crypto";
 import * as mcl from "mcl-wasm";
 import { isInG2Subgroup } from "./g2-subgroup.ts";
-import { millerLoopVec } from "./mcl-miller-loop-vec.ts";
+import { chooseMillerLoopPath, millerLoopVec } from "./mcl-miller-loop-vec.ts";
 
 /** Groth16 proof as snarkjs and iden3 JWZ tokens serialise it (decimal strings, projective z last). */
 export interface Groth16Proof {
@@ -58,6 +58,7 @@ export function initGroth16(): Promise<void> {
     // the curve is in the group and mcl's order check on G1 would only cost a scalar multiplication.
     mcl.verifyOrderG1(false);
     mcl.verifyOrderG2(false);
+    chooseMillerLoopPath();
     initialised = true;
   });
   return ready;

@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export type Iden3Auth = typeof import("@iden3/js-iden3-auth");
-export type JsSdk = typeof import("@iden3/js-iden3-auth/node_modules/@0xpolygonid/js-sdk");
+export type JsSdk = typeof import("@0xpolygonid/js-sdk");
 export type JsJwz = typeof import("@iden3/js-jwz");
 export type JsCrypto = typeof import("@iden3/js-crypto");
 export type JsIden3Core = typeof import("@iden3/js-iden3-core");
@@ -20,7 +20,8 @@ interface Iden3Modules {
 /**
  * @iden3/js-iden3-auth is CommonJS and depends on its own copy of @0xpolygonid/js-sdk (1.39.4). Registries such as
  * js-jwz's proving methods are per module instance, so everything we plug in must come from the exact instances
- * the library itself requires, not from whatever an ESM import in this package would resolve to.
+ * the library itself requires, not from whatever an ESM import in this package would resolve to. The verifier's
+ * own @0xpolygonid/js-sdk, a dev dependency at the same version, is for types only.
  */
 const requireFromHere = createRequire(import.meta.url);
 const authEntry = requireFromHere.resolve("@iden3/js-iden3-auth");

@@ -1,7 +1,4 @@
-import type {
-  AuthorizationRequestMessage,
-  AuthorizationResponseMessage,
-} from "@iden3/js-iden3-auth/node_modules/@0xpolygonid/js-sdk";
+import type { AuthorizationRequestMessage, AuthorizationResponseMessage } from "@0xpolygonid/js-sdk";
 import type { DocumentLoader } from "./document-loader.ts";
 import type { VerifierEngine } from "./engine.ts";
 import { createGroth16Batcher, type Groth16Batcher } from "./groth16-batcher.ts";
@@ -15,6 +12,7 @@ import {
 } from "./groth16-iden3.ts";
 import type { BatchScalars } from "./groth16-mcl.ts";
 import { iden3Auth, jsIden3Core, jsSdk, libraryCircuitsDir } from "./iden3-modules.ts";
+import { useNodeCryptoForJwzMessageHash } from "./jwz-message-hash.ts";
 import { memoizePoseidon } from "./poseidon-memo.ts";
 
 export interface ResolvedState {
@@ -125,6 +123,7 @@ export async function createTokenVerifier(options: TokenVerifierOptions): Promis
     suite: suite as never,
   });
   await verifier.setupAuthZKPPacker(storage as never);
+  if (engine !== "library") useNodeCryptoForJwzMessageHash(suite.packageManager);
   const verifyOptions = {
     acceptedStateTransitionDelay: ACCEPTED_STATE_TRANSITION_DELAY_MS,
     ...(options.proofMaxAgeMs === undefined ? {} : { acceptedProofGenerationDelay: options.proofMaxAgeMs }),

@@ -6,6 +6,7 @@ import { type Context, context, SpanKind, SpanStatusCode, trace } from "@opentel
 import type { NetworkSettings } from "../config.ts";
 import type { RemoteDocumentFetcher } from "./document-loader.ts";
 import { MAX_BATCH, type VerifierEngine } from "./engine.ts";
+import type { MillerLoopPath } from "./mcl-miller-loop-vec.ts";
 import type {
   AuthorizationRequest,
   StateResolvers,
@@ -38,7 +39,7 @@ export interface VerificationPoolOptions {
   jobTimeoutMs?: number;
   onWorkerError?: (error: Error) => void;
   /** Called as each worker becomes able to verify (the first makes the pool ready). */
-  onWorkerReady?: (index: number) => void;
+  onWorkerReady?: (index: number, details: { millerLoop: MillerLoopPath }) => void;
   /** Where the queue-depth and batch-size series go; none without. */
   meter?: Meter;
 }
@@ -213,7 +214,7 @@ export function createVerificationPool(options: VerificationPoolOptions): Verifi
           wasReady = true;
           slot.isReady = true;
           markReady();
-          options.onWorkerReady?.(index);
+          options.onWorkerReady?.(index, { millerLoop: message.millerLoop });
           dispatch();
           return;
         case "failed":

@@ -2,6 +2,7 @@ import { setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import { chainStateResolvers } from "../state-resolvers.ts";
 import { createDocumentLoader } from "./document-loader.ts";
+import { millerLoopPath } from "./mcl-miller-loop-vec.ts";
 import {
   createTokenVerifier,
   type ResolvedState,
@@ -69,7 +70,7 @@ const verifierReady: Promise<TokenVerifier> = createTokenVerifier({
 verifierReady.then(
   () => {
     yieldToEventLoop();
-    send({ type: "ready" });
+    send({ type: "ready", millerLoop: millerLoopPath() });
   },
   (error: Error) => send({ type: "failed", message: error.message }),
 );

@@ -1,5 +1,6 @@
 import type { NetworkSettings } from "../config.ts";
 import type { VerifierEngine } from "./engine.ts";
+import type { MillerLoopPath } from "./mcl-miller-loop-vec.ts";
 import type { AuthorizationRequest, ResolvedState, VerificationOutcome } from "./token-verifier.ts";
 
 /** What a verification thread needs to build its verifier; everything injectable stays in the main thread. */
@@ -32,7 +33,7 @@ export type ToWorker =
   | { type: "reply"; callId: number; ok: false; message: string };
 
 export type FromWorker =
-  | { type: "ready" }
+  | { type: "ready"; millerLoop: MillerLoopPath }
   | { type: "failed"; message: string }
   | ({ type: "done"; jobId: number; ok: true; outcome: VerificationOutcome } & WorkTimes)
   | ({ type: "done"; jobId: number; ok: false; message: string } & WorkTimes)
