@@ -46,8 +46,11 @@ LABEL org.opencontainers.image.title="humanpass-${SERVICE}" \
       org.opencontainers.image.base.name="${NODE_IMAGE}"
 # NODE_COMPILE_CACHE: V8's code for every module the service loads at start, compiled at build (below): a start then
 # compiles almost nothing.
+# SERVICE_VERSION: the release (VERSION, the image's tag: scripts/images.sh) as every span's and series'
+# service.version, so a rollout's old and new replicas can be told apart; an overlay sets DEPLOYMENT_ENVIRONMENT.
 ENV NODE_ENV=production \
     SERVICE=${SERVICE} \
+    SERVICE_VERSION=${VERSION} \
     NODE_COMPILE_CACHE=/app/.compile-cache
 # The code is owned by root and the process runs as an unprivileged uid, 10001 (the Kubernetes manifests' runAsUser
 # and compose's user), so a compromised service cannot rewrite itself; nothing is written outside /tmp, so a

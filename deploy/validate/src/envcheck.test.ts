@@ -37,6 +37,8 @@ describe("service environments", () => {
     compose.services["agent-auth"].environment.CHAIN_ID = "mainnet";
     compose.services["payment-gateway"].environment.MOCK_FACILITATOR = "true";
     compose.services.verifier.environment.NULIFIER_SESSION_ID = "2";
+    // The stack's published admin token, run as production.
+    compose.services.webhooks.environment.NODE_ENV = "production";
     const problems: Problem[] = [];
     const warnings: string[] = [];
     checkComposeEnv(compose, configs, problems, warnings);
@@ -49,6 +51,9 @@ describe("service environments", () => {
       ),
       expect.stringMatching(
         /^\/services\/payment-gateway\/environment\/MOCK_FACILITATOR: payment-gateway would not start: must not be true when NODE_ENV=production/,
+      ),
+      expect.stringMatching(
+        /^\/services\/webhooks\/environment\/ADMIN_TOKEN: webhooks would not start: is a development token/,
       ),
     ]);
     expect(warnings).toEqual(["docker-compose.yml: verifier does not read NULIFIER_SESSION_ID"]);

@@ -68,6 +68,34 @@ function secretStandIn(variable: string): string {
   return "secret";
 }
 
+/**
+ * The environment a service's Deployment gives its container in a rendered overlay (its ConfigMaps, literal env,
+ * stand-ins for Secrets) and the container's image; undefined when the overlay has no such Deployment.
+ */
+export function deploymentEnv(
+  manifests: unknown[],
+  service: string,
+): { image: string; env: Record<string, string> } | undefined {
+  const all = manifests as Obj[];
+  const configMaps = new Map(
+    all.filter((m) => m?.kind === "ConfigMap").map((m) => [m.metadata.name, m.data ?? {}]),
+  );
+  const deployment = all.find((m) => m?.kind === "Deployment" && m.metadata?.name === service);
+  if (!deployment) return undefined;
+  const container = deployment.spec?.template?.spec?.containers?.[0] ?? {};
+  const env: Record<string, string> = {};
+  for (const source of container.envFrom ?? []) {
+    Object.assign(env, configMaps.get(source.configMapRef?.name) ?? {});
+  }
+  for (const entry of container.env ?? []) {
+    if (entry.value !== undefined) env[entry.name] = String(entry.value);
+    else if (entry.valueFrom?.secretKeyRef) {
+      if (entry.valueFrom.secretKeyRef.optional !== true) env[entry.name] = secretStandIn(entry.name);
+    } else if (entry.valueFrom?.fieldRef) env[entry.name] = `${service}-0`;
+  }
+  return { image: String(container.image ?? ""), env };
+}
+
 /** Does the same for each service Deployment of a rendered overlay: its ConfigMaps, literal env and Secrets. */
 export function checkManifestEnv(
   manifests: unknown[],
@@ -76,27 +104,13 @@ export function checkManifestEnv(
   problems: Problem[],
   warnings: string[],
 ): void {
-  const all = manifests as Obj[];
-  const configMaps = new Map(
-    all.filter((m) => m?.kind === "ConfigMap").map((m) => [m.metadata.name, m.data ?? {}]),
-  );
   for (const config of configs) {
-    const deployment = all.find((m) => m?.kind === "Deployment" && m.metadata?.name === config.service);
-    if (!deployment) {
+    const found = deploymentEnv(manifests, config.service);
+    if (!found) {
       problems.push({ where, path: "/", message: `no Deployment for ${config.service}` });
       continue;
     }
-    const container = deployment.spec?.template?.spec?.containers?.[0] ?? {};
-    const env: Record<string, string> = {};
-    for (const source of container.envFrom ?? []) {
-      Object.assign(env, configMaps.get(source.configMapRef?.name) ?? {});
-    }
-    for (const entry of container.env ?? []) {
-      if (entry.value !== undefined) env[entry.name] = String(entry.value);
-      else if (entry.valueFrom?.secretKeyRef) {
-        if (entry.valueFrom.secretKeyRef.optional !== true) env[entry.name] = secretStandIn(entry.name);
-      } else if (entry.valueFrom?.fieldRef) env[entry.name] = `${config.service}-0`;
-    }
+    const { env } = found;
     report(
       config,
       env,

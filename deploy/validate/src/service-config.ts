@@ -5,7 +5,7 @@ import { ChainIndexerEnv } from "@humanpass/chain-indexer";
 import { CommonEnv, ConfigError, loadConfig } from "@humanpass/config";
 import { checkSettings as checkPaymentGatewaySettings, PaymentGatewayEnv } from "@humanpass/payment-gateway";
 import { VerifierEnv } from "@humanpass/verifier";
-import { WebhooksEnv } from "@humanpass/webhooks";
+import { checkSettings as checkWebhooksSettings, WebhooksEnv } from "@humanpass/webhooks";
 import { type TObject, Type } from "@sinclair/typebox";
 import { repoPath } from "./paths.ts";
 
@@ -33,7 +33,12 @@ export async function serviceConfigs(): Promise<ServiceConfig[]> {
       checkSettings: checkPaymentGatewaySettings as (config: unknown) => void,
     },
     { service: "verifier", exportName: "VerifierEnv", schema: VerifierEnv },
-    { service: "webhooks", exportName: "WebhooksEnv", schema: WebhooksEnv },
+    {
+      service: "webhooks",
+      exportName: "WebhooksEnv",
+      schema: WebhooksEnv,
+      checkSettings: checkWebhooksSettings as (config: unknown) => void,
+    },
   ];
   const listed = new Set(configs.map((c) => c.service));
   const unlisted = readdirSync(repoPath("services"), { withFileTypes: true })

@@ -2,10 +2,13 @@ import {
   type AttestationRevokedData,
   assertValidEvent,
   type CloudEvent,
+  streamName,
   subjectOf,
   type Topology,
 } from "@humanpass/events";
+import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { createNoopMeter, type Meter } from "@opentelemetry/api";
 import type { Logger } from "pino";
 
 /** What one revocation unpairs: the attestation and its recipient. */
@@ -27,6 +30,12 @@ export interface ChainInvalidationOptions {
   topology: Topology;
   logger: Logger;
   cache: ChainDerivedCache;
+  /**
+   * Where the follower's series go: the events it received and their lag (`humanpass_cache_invalidation_*`, by
+   * type), and how many of each type the CHAIN stream holds, so a follower that hears nothing while the stream
+   * grows shows as stalled (HumanpassCacheInvalidationStalled).
+   */
+  meter?: Meter;
 }
 
 export interface ChainInvalidations {
@@ -50,6 +59,28 @@ export async function followChainInvalidations(
   options: ChainInvalidationOptions,
 ): Promise<ChainInvalidations> {
   const { cache, logger, nats } = options;
+  const meter = options.meter ?? createNoopMeter();
+  const received = meter.createCounter("humanpass_cache_invalidation_events_total", {
+    description: "Chain events this replica's cache followed (each replica hears every one)",
+  });
+  const lag = meter.createHistogram("humanpass_cache_invalidation_lag_seconds", {
+    description: "Event time to the cache's invalidation",
+    unit: "s",
+    advice: { explicitBucketBoundaries: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300] },
+  });
+  for (const type of CHAIN_INVALIDATION_TYPES) received.add(0, { type });
+  const inStream = meter.createObservableGauge("humanpass_cache_invalidation_stream_events", {
+    description: "Events of each followed type the CHAIN stream holds (STREAM.INFO with a subject filter)",
+  });
+  const jsm = await jetstreamManager(nats);
+  const stream = streamName(options.topology, "CHAIN");
+  inStream.addCallback(async (result) => {
+    for (const type of CHAIN_INVALIDATION_TYPES) {
+      const subject = subjectOf(options.topology, "CHAIN", type);
+      const info = await jsm.streams.info(stream, { subjects_filter: subject }).catch(() => undefined);
+      if (info) result.observe(info.state.subjects?.[subject] ?? 0, { type });
+    }
+  });
 
   function apply(type: string, event: CloudEvent<any>): void {
     if (event.type !== type) return;
@@ -73,6 +104,8 @@ export async function followChainInvalidations(
           const event = msg.json<unknown>();
           assertValidEvent("CHAIN", event);
           apply(type, event);
+          received.add(1, { type });
+          lag.record(Math.max(0, (Date.now() - Date.parse(event.time)) / 1000), { type });
         } catch (e) {
           logger.error({ type, err: (e as Error).message }, "unreadable chain event; cache cleared");
           cache.clear();

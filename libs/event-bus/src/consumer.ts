@@ -83,6 +83,9 @@ export interface ConsumerStats {
 
 export interface RunningConsumer {
   readonly stats: ConsumerStats;
+  /** The stream (full name) and durable it reads: what observeJetStream reports the server's view of. */
+  readonly stream: string;
+  readonly durable: string;
   stop(): Promise<void>;
 }
 
@@ -411,6 +414,8 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
 
   return {
     stats,
+    stream: streamName(options.topology, options.stream),
+    durable,
     async stop() {
       stopping = true;
       stopped.abort();

@@ -56,6 +56,8 @@ export function deadLetterStreamConfig(
     description: "events a consumer could not apply; `humanpass events dead-letters` lists and replays them",
     retention: RetentionPolicy.Limits,
     storage: StorageType.File,
+    // Full, it drops its oldest dead letters: each was alerted on when it came (HumanpassDeadLetter) and its event
+    // stays replayable from its own stream; refusing new ones would leave a poison message redelivered forever.
     discard: DiscardPolicy.Old,
     num_replicas: options.replicas ?? 1,
     max_age: (options.limits?.maxAgeMs ?? 0) * 1_000_000,

@@ -6,6 +6,7 @@ export * from "./connection.ts";
 export * from "./consumer.ts";
 export * from "./dead-letters.ts";
 export * from "./durables.ts";
+export * from "./jetstream-metrics.ts";
 export * from "./outbox.ts";
 export * from "./permissions.ts";
 export * from "./retention.ts";

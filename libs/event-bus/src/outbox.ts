@@ -8,7 +8,7 @@ import {
 } from "@humanpass/events";
 import { type NatsConnection, headers as natsHeaders } from "@nats-io/transport-node";
 import { createNoopMeter, type Meter } from "@opentelemetry/api";
-import { type Kysely, type Migration, sql, type Transaction } from "kysely";
+import { CompiledQuery, type Kysely, type Migration, sql, type Transaction } from "kysely";
 import pg from "pg";
 import type { Logger } from "pino";
 import { JetStreamBatchPublisher } from "./jetstream-publisher.ts";
@@ -159,13 +159,22 @@ export async function enqueue(
   const list = Array.isArray(events) ? events : [events];
   if (list.length === 0) return [];
   const rows = outboxRows(topology, list);
-  await sql`
-    insert into outbox (id, subject, event, trace)
-    select r.id, r.subject, r.event, r.trace
-    from rows from (jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-      as (id uuid, subject text, event jsonb, trace jsonb)) with ordinality as r(id, subject, event, trace, n)
-    order by r.n`.execute(trx);
+  await trx.executeQuery(CompiledQuery.raw(outboxInsert("$1::jsonb"), [JSON.stringify(rows)]));
   return rows.map((r) => r.event);
+}
+
+/**
+ * The statement `enqueue` inserts outbox rows with: the rows of the jsonb array `rows` (SQL text, a parameter
+ * such as `$1::jsonb`, of `outboxRows`), in their order, where the SQL boolean `condition` holds. For a producer
+ * whose own statement writes its events with its state change (as a data-modifying CTE), one round trip.
+ */
+export function outboxInsert(rows: string, condition = "true"): string {
+  return `insert into outbox (id, subject, event, trace)
+    select r.id, r.subject, r.event, r.trace
+    from rows from (jsonb_to_recordset(${rows})
+      as (id uuid, subject text, event jsonb, trace jsonb)) with ordinality as r(id, subject, event, trace, n)
+    where ${condition}
+    order by r.n`;
 }
 
 export interface OutboxRelayOptions {

@@ -93,7 +93,11 @@ function streamConfig(topology: Topology, stream: StreamName, options: StreamsOp
     description: STREAMS[stream].description,
     retention: RetentionPolicy.Limits,
     storage: StorageType.File,
-    discard: DiscardPolicy.Old,
+    // Every event stream has durables that must see every event (attestations-api's read model, webhooks'
+    // deliveries): at its size limit a stream refuses new events rather than dropping unread old ones. The
+    // relay's publish then fails, the outbox keeps the rows (HumanpassOutboxStale fires) and publishing resumes
+    // once room is made (docs/architecture.md, "Full streams"; libs/event-bus/test/full-stream.test.ts).
+    discard: DiscardPolicy.New,
     num_replicas: options.replicas ?? 1,
     duplicate_window: (options.duplicateWindowMs ?? 120_000) * 1_000_000,
     max_age: (limits?.maxAgeMs ?? 0) * 1_000_000,

@@ -6,7 +6,8 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { REPO_ROOT } from "@humanpass/testing";
+import { createMetrics } from "@humanpass/telemetry";
+import { REPO_ROOT, sampleValue } from "@humanpass/testing";
 import {
   AckPolicy,
   DeliverPolicy,
@@ -27,6 +28,7 @@ import {
   ensureDurable,
   followChainInvalidations,
   listDeadLetters,
+  observeJetStream,
   publishDeadLetter,
   REINDEX_GRANT,
   renderUser,
@@ -436,12 +438,16 @@ describe("service users", () => {
     for (const user of ["agent-auth", "payment-gateway"]) {
       const nc = await connectNats(server.url, logger, user, { user, pass: passwordOf(user) });
       const seen: string[] = [];
+      const metrics = createMetrics({ serviceName: user });
       const follower = await followChainInvalidations({
         nats: nc,
         topology: DEFAULT_TOPOLOGY,
         logger,
         cache: { invalidate: (r) => seen.push(r.attestationId), clear: () => {} },
+        meter: metrics.meter,
       });
+      // What the service exports of JetStream's own numbers, with its own user's rights only.
+      observeJetStream(metrics.meter, await jetstreamManager(nc), { streams: ["CHAIN"], durables: () => [] });
       const attestationId = `0x${user === "agent-auth" ? "a" : "b"}${"0".repeat(63)}`;
       await operatorJs.publish(
         subjectOf(DEFAULT_TOPOLOGY, "CHAIN", "attestation_revoked"),
@@ -467,6 +473,18 @@ describe("service users", () => {
         ),
       );
       await expect.poll(() => seen, { timeout: 10_000 }).toEqual([attestationId]);
+      const text = await metrics.render();
+      const revoked = { type: "attestation_revoked" };
+      expect(sampleValue(text, "humanpass_cache_invalidation_events_total", revoked)).toBe(1);
+      expect(sampleValue(text, "humanpass_cache_invalidation_lag_seconds_count", revoked)).toBe(1);
+      expect(sampleValue(text, "humanpass_cache_invalidation_stream_events", revoked)).toBeGreaterThanOrEqual(
+        1,
+      );
+      expect(
+        sampleValue(text, "humanpass_jetstream_stream_messages", { stream: "CHAIN" }),
+      ).toBeGreaterThanOrEqual(1);
+      expect(sampleValue(text, "humanpass_jetstream_account_storage_bytes")).toBeGreaterThan(0);
+      await metrics.shutdown();
       await follower.stop();
 
       const jsm = await jetstreamManager(nc);

@@ -290,6 +290,29 @@ const KNOWN_METHODS = new Set([
 ]);
 
 /**
+ * `error.type` of a 5xx response that the spec mandates for what the CLIENT sent (the verifier's 500 for a token that
+ * does not verify): the error-ratio alerts and the availability SLO leave it out (deploy/observability/alerts.yml).
+ */
+export const CLIENT_INPUT_ERROR_TYPE = "client_input";
+const clientCaused = new WeakSet<FastifyReply>();
+
+/** Marks this reply's 5xx as the client's doing: recorded with `error.type="client_input"`, not as a server fault. */
+export function markClientCaused(reply: FastifyReply): FastifyReply {
+  clientCaused.add(reply);
+  return reply;
+}
+
+/**
+ * The semantic conventions' `error.type` of a server response: the status code for a 5xx (the server failed),
+ * `client_input` for one marked with markClientCaused, none below 500. A request whose client hung up before the
+ * answer was sent is not recorded at all (the response never finishes), so it weighs on neither errors nor latency.
+ */
+function errorTypeOf(reply: FastifyReply): string | undefined {
+  if (reply.statusCode < 500) return undefined;
+  return clientCaused.has(reply) ? CLIENT_INPUT_ERROR_TYPE : String(reply.statusCode);
+}
+
+/**
  * `http.server.request.duration` by method, route TEMPLATE and status, as the HTTP semantic conventions name it.
  * Recorded here rather than by the HTTP instrumentation, which knows the raw path only (an unbounded label).
  * A request no route matched has no `http.route`; a method outside the standard set is `_OTHER`.
@@ -306,10 +329,12 @@ function recordRequests(app: HttpApp, metrics: ServiceMetrics): void {
     app.addHook("onResponse", (request, reply, done) => {
       const route = request.routeOptions.url;
       if (route === undefined || !unmeasured.has(route)) {
+        const errorType = errorTypeOf(reply);
         duration.record(reply.elapsedTime / 1000, {
           "http.request.method": KNOWN_METHODS.has(request.method) ? request.method : "_OTHER",
           ...(route === undefined ? {} : { "http.route": route }),
           "http.response.status_code": reply.statusCode,
+          ...(errorType === undefined ? {} : { "error.type": errorType }),
         });
       }
       done();

@@ -3,12 +3,14 @@
 export type { SwaggerOptions } from "@fastify/swagger";
 export { type Static, Type } from "@sinclair/typebox";
 export {
+  CLIENT_INPUT_ERROR_TYPE,
   createHttpApp,
   DEFAULT_HTTP_TIMEOUTS,
   type HttpApp,
   type HttpAppOptions,
   type HttpServerSettings,
   type HttpTimeouts,
+  markClientCaused,
   optionalCheck,
   type ReadinessCheck,
 } from "./app.ts";

@@ -2,7 +2,7 @@ import { createMetrics } from "@humanpass/telemetry";
 import { parseExposition, sampleValue, unboundedLabels } from "@humanpass/testing";
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import { createHttpApp } from "./app.ts";
+import { createHttpApp, markClientCaused } from "./app.ts";
 
 describe("/metrics and http.server.request.duration", () => {
   const logger = pino({ level: "silent" });
@@ -68,6 +68,51 @@ describe("/metrics and http.server.request.duration", () => {
       ),
     ).toBe(true);
     expect(unboundedLabels(text)).toEqual([]);
+  });
+
+  it("records error.type on 5xx: the status for a server fault, client_input for a 5xx marked as the client's doing", async () => {
+    const app = await appWithMetrics();
+    app.post("/tokens", async (_request, reply) =>
+      markClientCaused(reply).code(500).send({ error: "The token could not be verified" }),
+    );
+    expect((await app.inject({ method: "POST", url: "/tokens" })).statusCode).toBe(500);
+    expect((await app.inject({ method: "POST", url: "/things" })).statusCode).toBe(500);
+    expect((await app.inject({ url: "/things/1" })).statusCode).toBe(200);
+    const text = (await app.inject({ url: "/metrics" })).body;
+    const count = (labels: Record<string, string>) =>
+      sampleValue(text, "http_server_request_duration_count", labels);
+    expect(
+      count({ http_route: "/tokens", http_response_status_code: "500", error_type: "client_input" }),
+    ).toBe(1);
+    expect(count({ http_route: "/things", http_response_status_code: "500", error_type: "500" })).toBe(1);
+    const ok = parseExposition(text).filter(
+      (s) => s.name === "http_server_request_duration_count" && s.labels.http_route === "/things/:id",
+    );
+    expect(ok.map((s) => s.labels.error_type)).toEqual([undefined]);
+  });
+
+  it("labels every series with the release and the environment (service.version, deployment.environment)", async () => {
+    const app = await createHttpApp({
+      logger,
+      rateLimit: false,
+      metrics: createMetrics({
+        serviceName: "test-service",
+        serviceVersion: "1.4.2",
+        deploymentEnvironment: "prod",
+      }),
+    });
+    apps.push(app);
+    app.get("/things/:id", async () => ({ ok: true }));
+    await app.inject({ url: "/things/1" });
+    const samples = parseExposition((await app.inject({ url: "/metrics" })).body).filter(
+      (s) => s.name !== "target_info",
+    );
+    expect(samples.length).toBeGreaterThan(0);
+    expect(
+      samples.filter(
+        (s) => s.labels.service_version !== "1.4.2" || s.labels.deployment_environment !== "prod",
+      ),
+    ).toEqual([]);
   });
 
   it("counts from zero in every app (one meter provider per app)", async () => {

@@ -7,6 +7,7 @@ export {
   type AttestationRequirement,
   buildDIDFromAddress,
   type CheckAttestationOptions,
+  CrossOriginRedirectError,
   checkAttestation,
   createAttestationAwareSelector,
   createHumanProofExtension as createHumanProofClientExtension,

@@ -1,4 +1,5 @@
 import { didFromAddress } from "@humanpass/identity";
+import type { PaymentRequirements } from "@x402/core/types";
 import { privateKeyToAccount } from "viem/accounts";
 import { type EVMSigner, signHumanProofChallengeEVMUnchecked } from "../src/client/sign.ts";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../src/common/constants.ts";
@@ -80,5 +81,18 @@ export function registry(
       if (this.failing) throw new Error("attestations API answered 503");
       return (extraSchemas[did] ?? []).includes(schema);
     },
+  };
+}
+
+/** An `exact` tier of 1000 base units on the devnet chain, with `extra` as given. */
+export function tier(extra?: Record<string, unknown>): PaymentRequirements {
+  return {
+    scheme: "exact",
+    network: "eip155:45056",
+    amount: "1000",
+    asset: "0x0000000000000000000000000000000000000001",
+    payTo: "0x0000000000000000000000000000000000000002",
+    maxTimeoutSeconds: 60,
+    extra: extra ?? {},
   };
 }

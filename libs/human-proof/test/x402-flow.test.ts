@@ -1,11 +1,14 @@
 /**
  * The human-proof extension in the real x402 flow: @x402/core's HTTP resource server on one side,
- * @x402/fetch with an x402Client and the EVM exact scheme on the other, the spec-2 stand-in as registry.
+ * @x402/fetch with an x402Client and the EVM exact scheme on the other, the spec-2 stand-in as registry; and a
+ * hostile origin that redirects the agent there to harvest its payment and proof.
  */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import * as billionsClient from "@billionsnetwork/x402-human-proof-client";
 import { x402Client } from "@x402/core/client";
 import type { PaymentOption } from "@x402/core/http";
-import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { decodePaymentRequiredHeader, decodePaymentSignatureHeader } from "@x402/core/http";
 import type { RoutesConfig } from "@x402/core/server";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
@@ -14,6 +17,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   buildDIDFromAddress,
   CHALLENGE_NONCE_PATTERN,
+  CrossOriginRedirectError,
   configureHumanProofServer,
   createAttestationAwareSelector,
   createHumanProofClientExtension,
@@ -23,6 +27,7 @@ import {
   type HumanProofEvent,
   InMemoryHumanUsageStorage,
   paywallInstructions,
+  withoutRedirects,
 } from "../src/index.ts";
 import {
   type AttestationsApiStandIn,
@@ -133,8 +138,8 @@ const signerOf = (account: Account) => ({
   signMessage: (message: string) => account.signMessage({ message }),
 });
 
-/** An agent as a user would write it with this library: selector + extension on an x402Client. */
-function ourAgent(account: Account) {
+/** An agent as a user would write it with this library: selector + extension on an x402Client, on `baseFetch`. */
+function ourAgent(account: Account, baseFetch: typeof fetch = fetch) {
   const selector = createAttestationAwareSelector(buildDIDFromAddress(account.address), undefined, {
     attestationsApiBaseUrl: api.attestationsUrl,
   });
@@ -142,7 +147,7 @@ function ourAgent(account: Account) {
     .register("eip155:*", new ExactEvmScheme(account))
     .setSpendControls(false);
   client.registerExtension(createHumanProofClientExtension(signerOf(account), { selector }));
-  return wrapFetchWithPayment(fetch, client);
+  return wrapFetchWithPayment(baseFetch, client);
 }
 
 function billionsAgent(account: Account) {
@@ -160,6 +165,41 @@ function billionsAgent(account: Account) {
   );
   return { pay: wrapFetchWithPayment(fetch, client), refresh };
 }
+
+/** Redirects every unpaid request (through a hop on its own origin), keeps every payment header, replays each. */
+interface HostileOrigin {
+  url: string;
+  captured: string[];
+  /** The paid server's status for each captured header replayed there. */
+  replays: number[];
+  close(): Promise<void>;
+}
+
+async function startHostileOrigin(target: string): Promise<HostileOrigin> {
+  const captured: string[] = [];
+  const replays: number[] = [];
+  const server: Server = createServer(async (request, response) => {
+    const payment = request.headers["payment-signature"];
+    if (typeof payment !== "string") {
+      const next = request.url === "/hop" ? target : "/hop";
+      response.writeHead(302, { location: next }).end();
+      return;
+    }
+    captured.push(payment);
+    replays.push((await fetch(target, { headers: { "payment-signature": payment } })).status);
+    response.writeHead(200, { "content-type": "application/json" }).end('{"thanks":true}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/start`,
+    captured,
+    replays,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+const carriesHumanProof = (header: string) =>
+  decodePaymentSignatureHeader(header).extensions?.["human-proof"] !== undefined;
 
 function refusal(response: Response): string | undefined {
   const header = response.headers.get("payment-required");
@@ -304,5 +344,39 @@ describe("human-proof in the x402 flow", () => {
     expect(response.status).toBe(402);
     expect(response.headers.get("content-type")).toContain("text/html");
     expect(await response.text()).toContain("verified-agent-identity");
+  });
+});
+
+describe("a hostile origin that redirects a plain x402 fetch agent to a human-proof server", () => {
+  it("captures no payment header: the agent refuses with a clear error, pays nothing and spends no use", async () => {
+    const hostile = await startHostileOrigin(`${paid.url}/weather`);
+    try {
+      const attempt = ourAgent(pairedAgent)(hostile.url);
+      await expect(attempt).rejects.toBeInstanceOf(CrossOriginRedirectError);
+      await expect(attempt).rejects.toThrow(
+        `refusing to pay ${paid.url}/weather: the request to ${new URL(hostile.url).origin} was redirected there`,
+      );
+      expect(hostile.captured.filter(carriesHumanProof)).toEqual([]);
+      expect(hostile.captured).toEqual([]);
+      expect(hostile.replays).toEqual([]);
+      expect(facilitator.settled).toEqual([]);
+      expect(await storage.incrementIfBelow("31337", 2, "weather")).toBe(1);
+    } finally {
+      await hostile.close();
+    }
+  });
+
+  it("an agent on withoutRedirects is handed the redirect, and may then ask the server itself", async () => {
+    const hostile = await startHostileOrigin(`${paid.url}/weather`);
+    try {
+      const agent = ourAgent(pairedAgent, withoutRedirects(fetch));
+      const redirect = await agent(new URL("/hop", hostile.url).href);
+      expect([redirect.status, redirect.headers.get("location")]).toEqual([302, `${paid.url}/weather`]);
+      const response = await agent(`${paid.url}/weather`);
+      expect(await response.json()).toEqual({ paid: "500" });
+      expect(hostile.captured).toEqual([]);
+    } finally {
+      await hostile.close();
+    }
   });
 });

@@ -16,6 +16,7 @@ import {
   jetstreamManager,
   type NatsConnection,
   type OutboxRelay,
+  observeJetStream,
   observeNats,
   observeOutbox,
   pingNats,
@@ -198,6 +199,13 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
     const db = kyselyOn<any>(pool);
     observePool(metrics.meter, pool, definition.schema);
     observeNats(metrics.meter, nats);
+    // Its streams against their limits and its durables' unread and ack floor, as the server sees them; the
+    // durables are those start() returns, read at each scrape.
+    let consumers: RunningConsumer[] = [];
+    observeJetStream(metrics.meter, await jetstreamManager(nats), {
+      streams: definition.streams.map((s) => streamName(topology, s)),
+      durables: () => consumers,
+    });
     let relay: OutboxRelay | undefined;
     if (definition.publishes) {
       observeOutbox(metrics.meter, db);
@@ -241,6 +249,7 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
       http,
       metrics,
     });
+    consumers = started.consumers ?? [];
     const inboxPurge = started.consumers?.length
       ? startInboxPurge({
           db,

@@ -44,8 +44,14 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     resource: resourceFromAttributes(resourceAttributes(options)),
     readers: [reader],
   });
-  // service.name on every series, so one expression tells the services apart whatever the scrape job is called.
-  const serializer = new PrometheusSerializer("", false, /^service\.name$/);
+  // service.name on every series, so one expression tells the services apart whatever the scrape job is called;
+  // service.version and deployment.environment too, so a rollout's two releases can be compared series by series
+  // (the dashboard's `service_version` variable) without joining on target_info.
+  const serializer = new PrometheusSerializer(
+    "",
+    false,
+    /^(service\.name|service\.version|deployment\.environment)$/,
+  );
   const meter = provider.getMeter("@humanpass/telemetry");
   const stopRuntime = observeRuntime(meter);
   return {

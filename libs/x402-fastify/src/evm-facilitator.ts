@@ -2,7 +2,7 @@ import { x402Facilitator } from "@x402/core/facilitator";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { Network } from "@x402/core/types";
 import { toFacilitatorEvmSigner } from "@x402/evm";
-import { registerExactEvmScheme } from "@x402/evm/exact/facilitator";
+import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { type Chain, createWalletClient, type Hex, http, publicActions } from "viem";
 import { nonceManager, privateKeyToAccount } from "viem/accounts";
 import { createInProcessFacilitatorClient } from "./facilitators.ts";
@@ -89,9 +89,8 @@ export function createEvmFacilitatorClient(
     { confirmationTimeoutMs: options.confirmationTimeoutMs },
   );
   const facilitator = new x402Facilitator();
-  registerExactEvmScheme(facilitator, {
-    signer,
-    networks: options.networks ?? [`eip155:${options.chain.id}`],
-  });
+  // x402 v2 on this chain only: `registerExactEvmScheme` would also list x402 v1 on every network x402 knows
+  // (mainnets among them) in /supported, which this account cannot settle on.
+  facilitator.register(options.networks ?? [`eip155:${options.chain.id}`], new ExactEvmScheme(signer));
   return { ...createInProcessFacilitatorClient(facilitator), address: account.address };
 }

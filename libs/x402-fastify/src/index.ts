@@ -1,6 +1,7 @@
 export { FastifyHTTPAdapter, pathOf, publicUrlOf } from "./adapter.ts";
 export { createEvmFacilitatorClient, type EvmFacilitatorOptions } from "./evm-facilitator.ts";
-export { facilitatorRoutes } from "./facilitator-routes.ts";
+export { type FacilitatorRoutesOptions, facilitatorRoutes } from "./facilitator-routes.ts";
+export { buildFacilitatorServer, type FacilitatorServerOptions } from "./facilitator-server.ts";
 export {
   createInProcessFacilitatorClient,
   createMockFacilitatorClient,

@@ -1,6 +1,7 @@
 /**
  * `humanpass-evm-facilitator` as a container or `npx` runs it: its own process, settings from the environment,
- * serving the facilitator HTTP API for the chain it is given (what docker compose runs for the devnet).
+ * serving the facilitator HTTP API for the chain it is given (what docker compose runs for the devnet), to callers
+ * that send its API key; without a key it starts only on a chain it is told is a devnet.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -17,6 +18,11 @@ let devnet: Devnet;
 let child: ChildProcess;
 let url: string;
 const output: string[] = [];
+const API_KEY = "main-test-key";
+const run = (env: Record<string, string>) =>
+  promisify(execFile)(process.execPath, NODE_ARGS, { env: { ...process.env, ...env } }).catch(
+    (error: { code: number; stderr: string }) => error,
+  );
 
 beforeAll(async () => {
   devnet = await startDevnet({ accounts: 3, usdcAccounts: 1 });
@@ -28,6 +34,8 @@ beforeAll(async () => {
       RPC_URL: devnet.rpcUrl,
       CHAIN_ID: String(devnet.chainId),
       FACILITATOR_PRIVATE_KEY: devnet.accounts[2]!.privateKey,
+      FACILITATOR_API_KEY: API_KEY,
+      CHAIN_IS_DEVNET: "",
       PORT: String(port),
     },
     stdio: ["ignore", "pipe", "pipe"],
@@ -53,7 +61,12 @@ afterAll(async () => {
 
 describe("humanpass-evm-facilitator", () => {
   it("serves the supported kinds of the chain it is given, settling from the account of its key", async () => {
-    const supported = await new HTTPFacilitatorClient({ url }).getSupported();
+    const headers = { Authorization: `Bearer ${API_KEY}` };
+    const facilitator = new HTTPFacilitatorClient({
+      url,
+      createAuthHeaders: async () => ({ supported: headers }),
+    });
+    const supported = await facilitator.getSupported();
     expect(supported.kinds).toContainEqual(
       expect.objectContaining({ scheme: "exact", network: `eip155:${devnet.chainId}` }),
     );
@@ -64,13 +77,40 @@ describe("humanpass-evm-facilitator", () => {
     expect((await fetch(`${url}/readyz`)).status).toBe(200);
   });
 
+  it("answers /settle without its API key 401 unauthorized", async () => {
+    const response = await fetch(`${url}/settle`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ code: "unauthorized" });
+  });
+
   it("refuses to start without its settings, saying which, with exit code 64", async () => {
-    const failed = await promisify(execFile)(process.execPath, NODE_ARGS, {
-      env: { ...process.env, RPC_URL: "", CHAIN_ID: "devnet", FACILITATOR_PRIVATE_KEY: "" },
-    }).catch((error: { code: number; stderr: string }) => error);
+    const failed = await run({
+      RPC_URL: "",
+      CHAIN_ID: "devnet",
+      FACILITATOR_PRIVATE_KEY: "",
+      CHAIN_IS_DEVNET: "true",
+    });
     expect(failed).toMatchObject({ code: 64 });
     expect((failed as { stderr: string }).stderr).toContain(
       "RPC_URL is not set; FACILITATOR_PRIVATE_KEY is not set; CHAIN_ID must be a chain id",
+    );
+  });
+
+  it("refuses to start without an API key on a chain it is not told is a devnet", async () => {
+    const failed = await run({
+      RPC_URL: devnet.rpcUrl,
+      CHAIN_ID: "1",
+      FACILITATOR_PRIVATE_KEY: devnet.accounts[2]!.privateKey,
+      FACILITATOR_API_KEY: "",
+      CHAIN_IS_DEVNET: "",
+    });
+    expect(failed).toMatchObject({ code: 64 });
+    expect((failed as { stderr: string }).stderr).toContain(
+      "FACILITATOR_API_KEY is not set: give the key your servers will send (Authorization: Bearer …), or set CHAIN_IS_DEVNET=true",
     );
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The x402 facilitator HTTP API served by `facilitatorRoutes` over the EVM facilitator, as a server using
  * `@x402/core`'s `HTTPFacilitatorClient` sees it: supported kinds, a verified and settled payment that moves the
- * tokens on chain, refusals as x402's client reports them, and 400 with a code for a malformed body.
+ * tokens on chain, refusals as x402's client reports them (without the payer's signature bytes), 400 with a code
+ * for a malformed body, and 401 with a code on a server given an API key when the caller does not send it.
  */
 import { type Devnet, startDevnet } from "@humanpass/devnet";
 import { x402Client } from "@x402/core/client";
@@ -17,10 +18,13 @@ import { createEvmFacilitatorClient, facilitatorRoutes } from "../src/index.ts";
 let devnet: Devnet;
 let app: FastifyInstance;
 let url: string;
+let keyed: FastifyInstance;
+let keyedUrl: string;
+const API_KEY = "facilitator-test-key";
 let network: Network;
 
 beforeAll(async () => {
-  devnet = await startDevnet({ accounts: 6, usdcAccounts: 4 });
+  devnet = await startDevnet({ accounts: 7, usdcAccounts: 4 });
   network = `eip155:${devnet.chainId}`;
   const facilitator = createEvmFacilitatorClient({
     rpcUrl: devnet.rpcUrl,
@@ -30,10 +34,14 @@ beforeAll(async () => {
   app = Fastify();
   await app.register(facilitatorRoutes, { facilitator });
   url = await app.listen({ port: 0, host: "127.0.0.1" });
+  keyed = Fastify();
+  await keyed.register(facilitatorRoutes, { facilitator, apiKey: API_KEY });
+  keyedUrl = await keyed.listen({ port: 0, host: "127.0.0.1" });
 });
 
 afterAll(async () => {
   await app?.close();
+  await keyed?.close();
   await devnet?.stop();
 });
 
@@ -68,9 +76,9 @@ const balance = (account: number) =>
   });
 
 describe("facilitatorRoutes through HTTPFacilitatorClient", () => {
-  it("lists the exact scheme on the chain's network", async () => {
+  it("lists only what it settles: the exact scheme of x402 v2 on the chain's network", async () => {
     const supported = await new HTTPFacilitatorClient({ url }).getSupported();
-    expect(supported.kinds).toContainEqual(expect.objectContaining({ scheme: "exact", network }));
+    expect(supported.kinds).toEqual([{ x402Version: 2, scheme: "exact", network }]);
   });
 
   it("verifies and settles a payment on chain, then refuses the same authorization again", async () => {
@@ -102,5 +110,53 @@ describe("facilitatorRoutes through HTTPFacilitatorClient", () => {
     });
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ code: "FST_ERR_VALIDATION" });
+  });
+
+  it("says why a payment fails without the payer's signature bytes (v, r, s) or the call's arguments", async () => {
+    // Account 6 holds no USDC: the transfer's simulation reverts, and viem's message lists the call's arguments.
+    const paid = await payment(6);
+    const signature = (paid.payload as { signature: string }).signature.slice(2);
+    const response = await fetch(`${url}/verify`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ x402Version: 2, paymentPayload: paid, paymentRequirements: requirements() }),
+    });
+    const verdict = (await response.json()) as { isValid: boolean; invalidMessage?: string };
+    expect(verdict.isValid).toBe(false);
+    expect(verdict.invalidMessage).toMatch(/\S/);
+    const text = JSON.stringify(verdict).toLowerCase();
+    for (const part of [signature.slice(0, 64), signature.slice(64, 128), signature])
+      expect(text).not.toContain(part.toLowerCase());
+    expect(text).not.toMatch(/args|arguments/);
+  });
+});
+
+describe("facilitatorRoutes with an API key", () => {
+  it("answers /verify and /settle 401 with a code without the key, and serves a client that sends it", async () => {
+    for (const path of ["/verify", "/settle"]) {
+      for (const authorization of [undefined, "Bearer wrong", API_KEY]) {
+        const response = await fetch(`${keyedUrl}${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...(authorization && { authorization }) },
+          body: JSON.stringify({
+            x402Version: 2,
+            paymentPayload: await payment(3),
+            paymentRequirements: requirements(),
+          }),
+        });
+        expect(response.status).toBe(401);
+        expect(await response.json()).toMatchObject({ code: "unauthorized" });
+      }
+    }
+    const headers = { Authorization: `Bearer ${API_KEY}` };
+    const facilitator = new HTTPFacilitatorClient({
+      url: keyedUrl,
+      createAuthHeaders: async () => ({ verify: headers, settle: headers, supported: headers }),
+    });
+    const paid = await payment(3);
+    const before = await balance(4);
+    expect(await facilitator.verify(paid, requirements())).toMatchObject({ isValid: true });
+    expect(await facilitator.settle(paid, requirements())).toMatchObject({ success: true });
+    expect((await balance(4)) - before).toBe(1000n);
   });
 });

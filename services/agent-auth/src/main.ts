@@ -42,7 +42,13 @@ await runService({
       corsOrigins: splitList(config.CORS_ORIGINS),
       rateLimit: { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
     });
-    const invalidations = await followChainInvalidations({ nats, topology, logger, cache });
+    const invalidations = await followChainInvalidations({
+      nats,
+      topology,
+      logger,
+      cache,
+      meter: metrics.meter,
+    });
     const purge = startNoncePurge(createNonceStore(db, systemClock), config.NONCE_PURGE_INTERVAL_MS, logger);
     logger.info(
       { resource: terms.resource, domain: terms.domain, oneClaimPerHuman: config.ONE_CLAIM_PER_HUMAN },

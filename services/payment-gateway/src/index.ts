@@ -8,8 +8,8 @@ export {
   SCHEMA,
   SERVICE_NAME,
 } from "./config.ts";
+// The store of the claims paid requests leave (one row per EIP-3009 authorization): the verifier's Postgres failover
+// test counts these rows as it counts nullifiers.
+export { GatewayHumanProofStore } from "./db/human-proof-store.ts";
 export { migrations } from "./db/migrations/index.ts";
-// The claim a paid request leaves (one row per EIP-3009 authorization): the verifier's Postgres failover test counts
-// these rows as it counts nullifiers.
-export { type Authorization, PostgresPaymentReservations } from "./db/payment-reservations.ts";
 export type { Database as PaymentGatewayDatabase } from "./db/types.ts";

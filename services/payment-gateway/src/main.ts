@@ -7,15 +7,14 @@ import {
   createPoUVerifier,
   InMemoryHumanUsageStorage,
   InMemoryNonceStore,
+  InMemoryPaymentReservations,
   sequentialAdmissions,
 } from "@humanpass/human-proof";
 import { runService } from "@humanpass/service";
 import { buildApp } from "./app.ts";
 import { checkSettings, PaymentGatewayEnv, SCHEMA, SERVICE_NAME } from "./config.ts";
+import { GatewayHumanProofStore } from "./db/human-proof-store.ts";
 import { migrations } from "./db/migrations/index.ts";
-import { InMemoryPaymentReservations, PostgresPaymentReservations } from "./db/payment-reservations.ts";
-import { PostgresProofAdmissions } from "./db/proof-admissions.ts";
-import { PostgresHumanUsageStorage } from "./db/usage-storage.ts";
 import { outboxPaymentEvents, paymentEventOf } from "./events/payment-events.ts";
 import { countedLookups } from "./metrics.ts";
 import { loadRoutesFile } from "./routes-file.ts";
@@ -57,22 +56,22 @@ await runService({
       topology,
       logger,
       cache: { invalidate: (revocation) => verifier.revoke(revocation), clear: () => verifier.clear() },
+      meter: metrics.meter,
     });
     const events = outboxPaymentEvents(db, topology, logger);
-    const storage = inMemory ? new InMemoryHumanUsageStorage() : new PostgresHumanUsageStorage(db);
-    const reservations = inMemory ? undefined : new PostgresPaymentReservations(db, logger);
-    const admissions = inMemory
-      ? sequentialAdmissions({
-          nonceStore: new InMemoryNonceStore(),
-          storage,
-          recordEvents: async (humanProofEvents) => {
-            for (const event of humanProofEvents) {
-              const { type, data } = paymentEventOf(event);
-              await events.emit(type, data as never);
-            }
-          },
-        })
-      : new PostgresProofAdmissions(pool, topology, logger, { reservations });
+    const store = inMemory ? undefined : new GatewayHumanProofStore(pool, topology, logger);
+    const admissions =
+      store ??
+      sequentialAdmissions({
+        nonceStore: new InMemoryNonceStore(),
+        storage: new InMemoryHumanUsageStorage(),
+        recordEvents: async (humanProofEvents) => {
+          for (const event of humanProofEvents) {
+            const { type, data } = paymentEventOf(event);
+            await events.emit(type, data as never);
+          }
+        },
+      });
     if (!config.HUMAN_PROOF_NONCE_KEYS)
       logger.warn(
         "HUMAN_PROOF_NONCE_KEYS unset: this process recognises only the challenge nonces it issued itself; development only",
@@ -86,11 +85,10 @@ await runService({
       payTo: config.EVM_ADDRESS,
       facilitator: createFacilitator(config, networksOf(routesFile), logger),
       verifier,
-      storage,
       admissions,
       events,
       maxProofAgeSeconds: config.MAX_PROOF_AGE_SECONDS,
-      reservations: reservations ?? new InMemoryPaymentReservations(),
+      reservations: store ?? new InMemoryPaymentReservations(),
       paywallHtml: config.PAYWALL_HTML_FILE ? readFileSync(config.PAYWALL_HTML_FILE, "utf8") : undefined,
       readiness,
       http,

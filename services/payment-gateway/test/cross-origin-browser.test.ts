@@ -6,13 +6,17 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { HttpApp } from "@humanpass/http";
-import { createPoUVerifier, InMemoryNonceStore, sequentialAdmissions } from "@humanpass/human-proof";
+import {
+  createPoUVerifier,
+  InMemoryNonceStore,
+  InMemoryPaymentReservations,
+  sequentialAdmissions,
+} from "@humanpass/human-proof";
 import { createMockFacilitatorClient } from "@humanpass/x402-fastify";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../src/app.ts";
-import { InMemoryPaymentReservations } from "../src/db/payment-reservations.ts";
 import { parseRoutesFile } from "../src/routes-file.ts";
 import { logger } from "./support/stack.ts";
 

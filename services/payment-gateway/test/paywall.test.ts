@@ -1,12 +1,16 @@
 /** What an unpaid person sees: the paywall page in a real headless Chromium (Debian's `chromium`). */
 
 import type { HttpApp } from "@humanpass/http";
-import { createPoUVerifier, InMemoryNonceStore, sequentialAdmissions } from "@humanpass/human-proof";
+import {
+  createPoUVerifier,
+  InMemoryNonceStore,
+  InMemoryPaymentReservations,
+  sequentialAdmissions,
+} from "@humanpass/human-proof";
 import { createMockFacilitatorClient } from "@humanpass/x402-fastify";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../src/app.ts";
-import { InMemoryPaymentReservations } from "../src/db/payment-reservations.ts";
 import { parseRoutesFile } from "../src/routes-file.ts";
 import { logger } from "./support/stack.ts";
 

@@ -25,7 +25,6 @@ import { demoRoute, type Gateway, humanTier, type Stack, standardTier, startStac
 
 let stack: Stack;
 let gateway: Gateway;
-let noStorage: Gateway;
 let limitedVerifier: Gateway;
 
 const EXTRA_SCHEMA = keccak256(toHex("premium-membership"));
@@ -49,7 +48,6 @@ beforeAll(async () => {
     demoRoute("/capped", [humanTier(network, "1000", { maxUse: 3 })]),
   ];
   gateway = await stack.startGateway({ routes, unchecked: true });
-  noStorage = await stack.startGateway({ routes, unchecked: true, storage: null });
   const full = stack.verifier();
   const withoutAttestationCheck: PoUVerifier = {
     ownershipSchema: full.ownershipSchema,
@@ -204,10 +202,6 @@ describe("402 payment-required error", () => {
 
   it("invalid_max_use_value: extra.maxUse is not a positive integer", async () => {
     expect(await refusal({ url: `${gateway.url}/bad-max-use` })).toBe("invalid_max_use_value");
-  });
-
-  it("misconfigured_max_use_storage: extra.maxUse without usage storage", async () => {
-    expect(await refusal({ url: `${noStorage.url}/capped` })).toBe("misconfigured_max_use_storage");
   });
 
   it("max_use_exceeded: the human used every allowed use of the scope", async () => {

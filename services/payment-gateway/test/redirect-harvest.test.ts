@@ -1,13 +1,14 @@
 /**
  * A hostile site on another origin answers `302 → the gateway`. x402's fetch follows the redirect to the gateway's
- * 402 but sends the paid retry to the URL it was first given, so an agent that follows redirects hands the hostile
- * site a payment and a human proof signed for the gateway, which the site spends there against the agent's human.
- * The agent as docs/sdk.md writes it (`wrapFetchWithPayment(withoutRedirects(fetch), client)`) pays nothing.
+ * 402 but sends the paid retry to the URL it was first given, so, unchecked, an agent that follows redirects hands
+ * the hostile site a payment and a human proof signed for the gateway, to spend there against the agent's human.
+ * Our extension refuses such a 402, and an agent on `withoutRedirects(fetch)` never follows the redirect.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
   buildDIDFromAddress,
+  CrossOriginRedirectError,
   createAttestationAwareSelector,
   createHumanProofClientExtension,
   withoutRedirects,
@@ -103,13 +104,14 @@ describe("a hostile site that redirects to the gateway", () => {
     expect(await stack.storage.count(HUMAN_ID, SCOPE)).toBe(0);
   });
 
-  it("with a fetch that follows redirects (x402's default) it collects a payment it spends at the gateway", async () => {
+  it("with a fetch that follows redirects (x402's default) the extension refuses: nothing paid, nothing replayed", async () => {
     const before = await stack.usdcBalance(victim());
-    const response = await agent(stack.agentKey(VICTIM), fetch)(hostile.url);
+    await expect(agent(stack.agentKey(VICTIM), fetch)(hostile.url)).rejects.toBeInstanceOf(
+      CrossOriginRedirectError,
+    );
 
-    expect(response.status).toBe(200);
-    expect(hostile.replays).toEqual([200]);
-    expect(before - (await stack.usdcBalance(victim()))).toBe(1000n);
-    expect(await stack.storage.count(HUMAN_ID, SCOPE)).toBe(1);
+    expect(hostile.replays).toEqual([]);
+    expect(await stack.usdcBalance(victim())).toBe(before);
+    expect(await stack.storage.count(HUMAN_ID, SCOPE)).toBe(0);
   });
 });

@@ -13,11 +13,11 @@
  */
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createDb, type Kysely, migrateToLatest, sql } from "@humanpass/db";
+import { createPool, type Kysely, kyselyOn, migrateToLatest, type Pool, sql } from "@humanpass/db";
 import {
+  GatewayHumanProofStore,
   SCHEMA as PAYMENT_GATEWAY_SCHEMA,
   type PaymentGatewayDatabase,
-  PostgresPaymentReservations,
   migrations as paymentGatewayMigrations,
 } from "@humanpass/payment-gateway";
 import { createLogger } from "@humanpass/telemetry";
@@ -48,10 +48,11 @@ let primary: OwnPostgres;
 let standby: OwnPostgres;
 let proxy: TcpProxy;
 let verifierDb: Kysely<VerifierDatabase>;
+let gatewayPool: Pool;
 let gatewayDb: Kysely<PaymentGatewayDatabase>;
 
-const throughTheProxy = <T>(schema: string) =>
-  createDb<T>({
+const throughTheProxy = (schema: string) =>
+  createPool({
     connectionString: `postgres://postgres@127.0.0.1:${proxy.port}/postgres`,
     schema,
     max: WORKERS / 2,
@@ -74,8 +75,9 @@ beforeAll(async () => {
   });
   await standby.start();
   proxy = await new TcpProxy("127.0.0.1", primary.port).start();
-  verifierDb = throughTheProxy<VerifierDatabase>(SCHEMA);
-  gatewayDb = throughTheProxy<PaymentGatewayDatabase>(PAYMENT_GATEWAY_SCHEMA);
+  verifierDb = kyselyOn<VerifierDatabase>(throughTheProxy(SCHEMA));
+  gatewayPool = throughTheProxy(PAYMENT_GATEWAY_SCHEMA);
+  gatewayDb = kyselyOn<PaymentGatewayDatabase>(gatewayPool);
   await eventually(async () => {
     const { rows } = await sql<{ state: string }>`
       select state from pg_stat_replication where application_name = 'standby'`.execute(verifierDb);
@@ -94,8 +96,9 @@ afterAll(async () => {
 
 it("keeps every verification (with its outbox event) and every payment it acknowledged through the loss of the primary", async () => {
   const topology = testTopology();
-  const reservations = new PostgresPaymentReservations(
-    gatewayDb,
+  const reservations = new GatewayHumanProofStore(
+    gatewayPool,
+    topology,
     createLogger({ name: "payment-gateway", level: "silent" }),
   );
   const nullifiers: string[] = [];

@@ -1,6 +1,6 @@
 export { type AppDeps, buildApp } from "./app.ts";
 export { type Clock, systemClock } from "./clock.ts";
-export { WebhooksEnv } from "./config.ts";
+export { checkSettings, DEVELOPMENT_ADMIN_TOKENS, WebhooksEnv } from "./config.ts";
 export { migrations } from "./db/migrations/index.ts";
 export { SCHEMA, type WebhooksDb } from "./db/schema.ts";
 export { type AddressPolicy, createAddressPolicy, RefusedAddressError } from "./delivery/address-policy.ts";

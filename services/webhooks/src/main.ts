@@ -2,7 +2,7 @@ import { splitList } from "@humanpass/config";
 import { runService } from "@humanpass/service";
 import { buildApp } from "./app.ts";
 import { systemClock } from "./clock.ts";
-import { WebhooksEnv } from "./config.ts";
+import { checkSettings, WebhooksEnv } from "./config.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { SCHEMA } from "./db/schema.ts";
 import { createAddressPolicy } from "./delivery/address-policy.ts";
@@ -14,7 +14,10 @@ await runService({
   name: "webhooks",
   schema: SCHEMA,
   migrations,
+  // Short statements only; a claim's cost estimate grows with the endpoints and JIT compiled it (80 ms) each time.
+  dbSettings: () => ({ jit: "off" }),
   env: WebhooksEnv,
+  checkConfig: checkSettings,
   streams: ["VERIFIER", "CHAIN", "AGENT_AUTH", "PAYMENTS"],
   publishes: false,
   async start({ config, logger, db, nats, topology, readiness, http, metrics }) {
@@ -43,11 +46,12 @@ await runService({
       logger,
       clock: systemClock,
       retryWindowMs: config.WEBHOOK_RETRY_WINDOW_MS,
-      requestTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
-      batchSize: config.WEBHOOK_CONCURRENCY,
+      attemptTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      concurrency: config.WEBHOOK_CONCURRENCY,
+      endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
       metrics: createDeliveryMetrics(metrics.meter),
     });
-    observeDeliveries(metrics.meter, db);
+    observeDeliveries(metrics.meter, db, config.WEBHOOK_ENDPOINT_CONCURRENCY);
     worker.start(config.WEBHOOK_IDLE_MS);
     return {
       app,

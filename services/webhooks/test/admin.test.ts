@@ -73,7 +73,7 @@ describe("the admin API", () => {
         });
   });
 
-  it("refuses endpoints at loopback, private and link-local addresses by default, and unknown event types", async () => {
+  it("refuses endpoints at loopback, private, link-local and metadata addresses, in any IPv6 form, and unknown event types", async () => {
     const app = await adminApp(harness.db, createAddressPolicy([]), fakeClock().clock);
     for (const url of [
       "http://127.0.0.1:8080/hook",
@@ -83,6 +83,14 @@ describe("the admin API", () => {
       "https://169.254.169.254/latest",
       "https://[::1]/hook",
       "https://localhost/hook",
+      "https://[::127.0.0.1]/hook",
+      "https://[::ffff:0:10.0.0.1]/hook",
+      "https://[64:ff9b::192.168.0.1]/hook",
+      "https://[64:ff9b:1::a00:1]/hook",
+      "https://[2002:a9fe:a9fe::]/hook",
+      "https://[2001:0:a00:1::f7f7:f7f7]/hook",
+      "https://[fec0::1]/hook",
+      "https://[fd00:ec2::254]/latest",
     ]) {
       const response = await app.inject({
         method: "POST",
@@ -131,8 +139,9 @@ describe("the admin API", () => {
       logger,
       clock: time.clock,
       retryWindowMs: 86_400_000,
-      requestTimeoutMs: 2_000,
-      batchSize: 10,
+      attemptTimeoutMs: 2_000,
+      concurrency: 10,
+      endpointConcurrency: 10,
       metrics: recorded.metrics,
     });
     expect(await strict.runOnce()).toBe(1);
@@ -188,8 +197,9 @@ describe("the admin API", () => {
       logger,
       clock: time.clock,
       retryWindowMs: 86_400_000,
-      requestTimeoutMs: 2_000,
-      batchSize: 10,
+      attemptTimeoutMs: 2_000,
+      concurrency: 10,
+      endpointConcurrency: 10,
       metrics: recorded.metrics,
     });
 

@@ -133,8 +133,9 @@ describe("delivering 1,000 events to an endpoint that fails 30 % of requests and
       logger,
       clock: time.clock,
       retryWindowMs: 25 * 60 * MINUTE,
-      requestTimeoutMs: 5_000,
-      batchSize: 100,
+      attemptTimeoutMs: 5_000,
+      concurrency: 100,
+      endpointConcurrency: 100,
       metrics: recorded.metrics,
     });
     // Each round attempts what is due, then fake time moves on by 10 s, or to the next due attempt when idle.

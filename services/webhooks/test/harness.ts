@@ -130,3 +130,45 @@ export async function startReceiver(
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
+
+export interface StallingReceiver extends Receiver {
+  /** Connections open at the receiver now, and the most ever open at once. */
+  sockets(): { open: number; most: number };
+}
+
+/**
+ * A receiver on 127.0.0.1 that never finishes an answer: `silent` reads the request and says nothing; `trickle`
+ * answers 200 and then sends its body a byte every 20 ms, forever. `close` cuts whatever is still open.
+ */
+export async function startStallingReceiver(mode: "silent" | "trickle"): Promise<StallingReceiver> {
+  let open = 0;
+  let most = 0;
+  const trickles = new Set<NodeJS.Timeout>();
+  const server: Server = createServer((request, response) => {
+    request.resume();
+    if (mode === "silent") return;
+    response.writeHead(200, { "content-type": "text/plain" });
+    const timer = setInterval(() => response.write("."), 20);
+    trickles.add(timer);
+    response.on("close", () => {
+      clearInterval(timer);
+      trickles.delete(timer);
+    });
+  });
+  server.on("connection", (socket) => {
+    open++;
+    most = Math.max(most, open);
+    socket.on("close", () => open--);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    sockets: () => ({ open, most }),
+    close: () =>
+      new Promise((resolve) => {
+        for (const timer of trickles) clearInterval(timer);
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

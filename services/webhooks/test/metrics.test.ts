@@ -52,7 +52,7 @@ describe("webhooks /metrics", () => {
   it("exports the failure counters at 0 from the start, and the backlog of pending deliveries by state", async () => {
     const own = createMetrics({ serviceName: "webhooks" });
     createDeliveryMetrics(own.meter);
-    observeDeliveries(own.meter, h.db);
+    observeDeliveries(own.meter, h.db, 2);
     const app = await buildApp({
       logger: pino({ level: "silent" }),
       db: h.db,
@@ -68,6 +68,8 @@ describe("webhooks /metrics", () => {
     expect(sampleValue(text, "humanpass_webhooks_dead_letters_total", {})).toBe(0);
     expect(sampleValue(text, "humanpass_webhooks_pending_deliveries", { state: "new" })).toBe(0);
     expect(sampleValue(text, "humanpass_webhooks_oldest_pending_delivery_age_seconds", {})).toBe(0);
+    expect(sampleValue(text, "humanpass_webhooks_attempts_in_flight", {})).toBe(0);
+    expect(sampleValue(text, "humanpass_webhooks_saturated_endpoints", {})).toBe(0);
 
     await h.db
       .insertInto("endpoints")
@@ -101,6 +103,15 @@ describe("webhooks /metrics", () => {
     expect(
       sampleValue(text, "humanpass_webhooks_oldest_pending_delivery_age_seconds", {}),
     ).toBeGreaterThanOrEqual(90);
+    expect(sampleValue(text, "humanpass_webhooks_saturated_endpoints", {})).toBe(0);
+    // Two attempts in flight at the endpoint: as many as the cap of 2 allows.
+    await h.db
+      .updateTable("deliveries")
+      .set({ leased_until: new Date(Date.now() + 60_000) })
+      .where("attempts", "=", 0)
+      .execute();
+    text = await scrape();
+    expect(sampleValue(text, "humanpass_webhooks_saturated_endpoints", {})).toBe(1);
     await app.close();
     await own.shutdown();
   });

@@ -1,6 +1,5 @@
 import type { Devnet } from "@humanpass/devnet";
-import { createEvmFacilitatorClient, facilitatorRoutes } from "@humanpass/x402-fastify";
-import Fastify from "fastify";
+import { buildFacilitatorServer, createEvmFacilitatorClient } from "@humanpass/x402-fastify";
 
 export interface DevnetFacilitator {
   url: string;
@@ -23,8 +22,8 @@ export async function startDevnetFacilitator(
     chain: devnet.chain,
     privateKey: devnet.accounts[options.settler]!.privateKey,
   });
-  const app = Fastify();
-  await app.register(facilitatorRoutes, { facilitator });
+  // No API key: the devnet's gas is nobody's money.
+  const app = await buildFacilitatorServer({ facilitator });
   await app.listen({ port: options.port, host: options.host });
   return {
     url: `http://127.0.0.1:${options.port}`,

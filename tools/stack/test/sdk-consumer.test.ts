@@ -1,7 +1,8 @@
 /**
- * The SDK as an integrator gets it, run from its documentation: `npm pack` of @humanpass/identity,
- * @humanpass/attestations-client, @humanpass/human-proof and @humanpass/x402-fastify, the tarballs installed into
- * throwaway projects outside the workspace (plain JavaScript ESM, nothing linked to this repository), one per end of
+ * The SDK as an integrator gets it, run from its documentation: `npm run pack:sdk` (each package built by its own
+ * prepack) packs @humanpass/identity, @humanpass/attestations-client, @humanpass/human-proof,
+ * @humanpass/x402-fastify and @humanpass/events, the tarballs installed side by side (as the docs' install line
+ * does, no registry look-up for them) into throwaway projects outside the workspace (plain JavaScript ESM, nothing linked to this repository), one per end of
  * the declared `@x402/core` range; into each, every JavaScript block of docs/sdk.md under the file name its info
  * string gives (```js title="server-express.mjs"), run as they stand against the devnet, the facilitator HTTP API
  * and a running attestations-api of the stack `make up` starts. Only what differs from `make up` (ports, URLs) and
@@ -23,7 +24,6 @@ import {
   outsideNpmEnv,
   type PackedPackage,
   packageHygieneProblems,
-  packPackage,
   publishDryRun,
   sourceMapsWithoutSources,
   specifiersNotAsEmitted,
@@ -36,7 +36,7 @@ import { REPO_ROOT } from "../src/processes.ts";
 import { randomPrefix, type Stack, startStack } from "../src/stack.ts";
 
 const run = promisify(execFile);
-const SDK_PACKAGES = ["identity", "attestations-client", "human-proof", "x402-fastify"];
+const SDK_PACKAGES = ["identity", "attestations-client", "human-proof", "x402-fastify", "events"];
 /** The lowest Node the SDK packages declare in `engines`: the oldest line in support. */
 const LOWEST_NODE = "22.12.0";
 const DOCS = readFileSync(path.join(REPO_ROOT, "docs/sdk.md"), "utf8");
@@ -51,11 +51,21 @@ function documentedFiles(markdown: string): Map<string | null, string> {
   return files;
 }
 
-/** Every package an `npm install` of the docs names, with the version it pins ("" for none). */
+/** The tarballs (by file name) the docs' `npm install` lines name. */
+function documentedTarballs(markdown: string): string[] {
+  return [...markdown.matchAll(/npm install ([^`\n]+)/g)].flatMap(([, args]) =>
+    args!
+      .split(/\s+/)
+      .filter((spec) => spec.endsWith(".tgz"))
+      .map((spec) => path.basename(spec)),
+  );
+}
+
+/** Every registry package an `npm install` of the docs names, with the version it pins ("" for none). */
 function documentedInstalls(markdown: string): Map<string, string> {
   const installs = new Map<string, string>();
   for (const [, args] of markdown.matchAll(/npm install ([^`\n]+)/g)) {
-    for (const spec of args!.split(/\s+/).filter((s) => s && s !== "…")) {
+    for (const spec of args!.split(/\s+/).filter((s) => s && s !== "…" && !s.endsWith(".tgz"))) {
       const at = spec.lastIndexOf("@");
       installs.set(at > 0 ? spec.slice(0, at) : spec, at > 0 ? spec.slice(at + 1) : "");
     }
@@ -120,10 +130,16 @@ let stack: Stack;
 let lowestNode: string;
 const logs: string[] = [];
 
+/** The one documented pack command, as a fresh clone runs it: every SDK tarball, each package built by its prepack. */
 async function pack(destination: string): Promise<void> {
-  packed = {};
-  for (const name of SDK_PACKAGES)
-    packed[name] = await packPackage(path.join(REPO_ROOT, "libs", name), destination);
+  const { stdout } = await run("npm", ["run", "-s", "pack:sdk", "--", destination], {
+    cwd: REPO_ROOT,
+    env: outsideNpmEnv(),
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: 480_000,
+  });
+  const report = JSON.parse(stdout) as PackedPackage[];
+  packed = Object.fromEntries(report.map((p) => [p.name.slice("@humanpass/".length), p]));
 }
 
 /** A new project with the tarballs, the set's registry dependencies and the docs' files. */
@@ -136,16 +152,11 @@ async function install(set: VersionSet, tarballs: string): Promise<string> {
       name: "sdk-consumer",
       private: true,
       type: "module",
+      // Every tarball side by side, as the docs' install line: @humanpass/human-proof's own dependencies on
+      // @humanpass/identity and @humanpass/attestations-client resolve to these, never to the registry.
       dependencies: {
-        "@humanpass/human-proof": tarball("human-proof"),
-        "@humanpass/x402-fastify": tarball("x402-fastify"),
+        ...Object.fromEntries(SDK_PACKAGES.map((name) => [`@humanpass/${name}`, tarball(name)])),
         ...set.dependencies,
-      },
-      // @humanpass/human-proof asks for @humanpass/identity and @humanpass/attestations-client 0.1.0 (which asks
-      // for @humanpass/identity too): these tarballs, never a registry look-up.
-      overrides: {
-        "@humanpass/identity": tarball("identity"),
-        "@humanpass/attestations-client": tarball("attestations-client"),
       },
     }),
   );
@@ -304,6 +315,14 @@ describe("docs/sdk.md", () => {
         "server-fastify.mjs",
         "server-hono.mjs",
       ].sort(),
+    );
+  });
+
+  it("installs the tarballs npm run pack:sdk makes, at their version", () => {
+    expect(documentedTarballs(DOCS).sort()).toEqual(
+      ["identity", "attestations-client", "human-proof", "x402-fastify"]
+        .map((n) => packed[n]!.filename)
+        .sort(),
     );
   });
 

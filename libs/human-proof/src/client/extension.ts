@@ -2,9 +2,11 @@ import type { ClientExtension, ClientExtensionHooks, HTTPClientExtensionHooks } 
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { HUMAN_PROOF } from "../common/constants.ts";
 import type { HumanProofChallenge } from "../common/types.ts";
+import { assertX402Versions } from "../common/x402-versions.ts";
 import { agentDidFromAddress } from "../server/verify-request.ts";
 import { checkAttestation } from "./check-attestation.ts";
 import { isMaxUseExceededError } from "./errors.ts";
+import { crossOriginRedirectInto, watchRedirects } from "./redirect-watch.ts";
 import { type AttestationAwareSelector, requiredAttestationsOf } from "./selector.ts";
 import { challengeRefusal, type EVMSigner, signHumanProofChallengeEVM } from "./sign.ts";
 
@@ -34,6 +36,27 @@ export class MissingAttestationsError extends Error {
     super(`Missing required attestations: ${attestationRequirements.map((a) => a.schemaId).join(", ")}`);
     this.name = "MissingAttestationsError";
     this.attestationRequirements = attestationRequirements;
+  }
+}
+
+/**
+ * Thrown (out of the x402 fetch call) when a 402 with a human-proof challenge was reached through a redirect from
+ * another origin: x402's fetch would send the payment and its proof to the origin first asked, which could spend
+ * them at the server that issued the challenge. Nothing is signed or paid.
+ */
+export class CrossOriginRedirectError extends Error {
+  /** The URL that answered 402. */
+  readonly paymentUrl: string;
+  /** The origin the request was first sent to, which would have received the payment. */
+  readonly requestedOrigin: string;
+
+  constructor(paymentUrl: string, requestedOrigin: string) {
+    super(
+      `human-proof: refusing to pay ${paymentUrl}: the request to ${requestedOrigin} was redirected there, and the payment with its human proof would be sent to ${requestedOrigin}. Request the paid URL itself.`,
+    );
+    this.name = "CrossOriginRedirectError";
+    this.paymentUrl = paymentUrl;
+    this.requestedOrigin = requestedOrigin;
   }
 }
 
@@ -80,16 +103,22 @@ async function assertHeld(did: string, schemas: string[], attestationsApiBaseUrl
  * Billions' client does. Other tiers are left alone. With a `selector`, a challenge for another URL makes the
  * agent pay that 402's standard tier (with a warning); without one, signing throws. Without a `selector` it also
  * checks that the agent DID holds the tier's schemas and throws `MissingAttestationsError` if not.
+ * A 402 with a challenge reached through a redirect from another origin (seen on Node's fetch) is refused with
+ * `CrossOriginRedirectError` before anything is signed or paid.
  */
 export function createHumanProofExtension(
   signer: EVMSigner,
   options: HumanProofClientExtensionOptions = {},
 ): ClientExtension {
+  assertX402Versions();
   const { selector, warn = console.warn } = options;
+  watchRedirects();
   // The URL each 402 answered, as the transport reports it: the challenge must be for that URL.
   const requestedUrls = new WeakMap<object, string>();
   const http: HTTPClientExtensionHooks = {
     onPaymentRequired: async (_declaration, context) => {
+      const redirectedFrom = crossOriginRedirectInto(context.requestUrl);
+      if (redirectedFrom) throw new CrossOriginRedirectError(context.requestUrl, redirectedFrom);
       requestedUrls.set(context.paymentRequired, context.requestUrl);
       const challenge = extractHumanProofChallenge(context.paymentRequired);
       const refusal = challenge && challengeRefusal(challenge, context.requestUrl);

@@ -18,6 +18,7 @@ export { type CheckAttestationOptions, checkAttestation } from "./check-attestat
 export { isMaxUseExceededError } from "./errors.ts";
 export {
   type AttestationRequirement,
+  CrossOriginRedirectError,
   createHumanProofExtension,
   extractHumanProofChallenge,
   type HumanProofClientExtensionOptions,

@@ -1,6 +1,7 @@
 import type { x402ResourceServer } from "@x402/core/server";
 import type { PaymentPayload } from "@x402/core/types";
 import { HUMAN_PROOF } from "../common/constants.ts";
+import { assertX402Versions } from "../common/x402-versions.ts";
 import { createChallengeNonces } from "./challenge-nonces.ts";
 import { type CreateHumanProofExtensionOptions, createHumanProofExtension } from "./extension.ts";
 import {
@@ -11,10 +12,17 @@ import {
   createVerifyFailureRollbackHook,
   createVerifyHumanProofHook,
 } from "./hooks.ts";
+import { guardPayments, type PaymentGuardOptions } from "./payment-guards.ts";
 import { createPoUVerifier } from "./verifier.ts";
 
 export type ConfigureHumanProofServerOptions = CreateVerifyHumanProofHookOptions & {
   extensionOptions?: CreateHumanProofExtensionOptions;
+  /**
+   * The payment guards (`guardPayments`): each payment claimed before its handler runs in `reservations`
+   * (default: this process's), and a payment its tier cannot take refused first. `false` when the server
+   * registers them itself (to put a hook of its own between them and the human-proof hook).
+   */
+  paymentGuards?: PaymentGuardOptions | false;
 };
 
 function withoutHumanProofEcho(paymentPayload: PaymentPayload): PaymentPayload {
@@ -25,8 +33,9 @@ function withoutHumanProofEcho(paymentPayload: PaymentPayload): PaymentPayload {
 }
 
 /**
- * Registers the human-proof extension and the before-verify hook on an x402 resource server; with `storage`
- * also the rollback hooks (invalid verify, verify error, settle failure, canceled verified payment).
+ * Registers the payment guards, the human-proof extension and the before-verify hook on an x402 resource server;
+ * with `storage` or `admissions` also the rollback hooks (invalid verify, verify error, settle failure, canceled
+ * verified payment), which give a use back to the store that took it.
  * Call once, before routes are served.
  *
  * x402's generic echo check is not applied to `extensions["human-proof"]`: the hook checks the signed terms
@@ -37,7 +46,8 @@ export function configureHumanProofServer(
   server: x402ResourceServer,
   options: ConfigureHumanProofServerOptions = {},
 ): void {
-  const { extensionOptions, verifierOptions, storage, ...hookOptions } = options;
+  assertX402Versions();
+  const { extensionOptions, verifierOptions, storage, paymentGuards, ...hookOptions } = options;
   const verifier = options.verifier ?? createPoUVerifier(verifierOptions ?? {});
   const agentOwnershipSchema = extensionOptions?.agentOwnershipSchema ?? verifier.ownershipSchema;
   if (agentOwnershipSchema !== verifier.ownershipSchema) {
@@ -48,13 +58,16 @@ export function configureHumanProofServer(
 
   const challengeNonces =
     hookOptions.challengeNonces ?? extensionOptions?.challengeNonces ?? createChallengeNonces();
+  if (paymentGuards !== false) guardPayments(server, paymentGuards);
   server.registerExtension(createHumanProofExtension({ agentOwnershipSchema, challengeNonces }));
   server.onBeforeVerify(createVerifyHumanProofHook({ ...hookOptions, challengeNonces, verifier, storage }));
-  if (storage) {
-    server.onAfterVerify(createAfterVerifyFailureRollbackHook({ storage }));
-    server.onVerifyFailure(createVerifyFailureRollbackHook({ storage }));
-    server.onSettleFailure(createSettleFailureRollbackHook({ storage }));
-    server.onVerifiedPaymentCanceled(createVerifiedPaymentCanceledRollbackHook({ storage }));
+  // The store that took a use gives it back: `admissions`, or the storage the default admissions took it through.
+  const refunds = hookOptions.admissions ? { admissions: hookOptions.admissions } : storage && { storage };
+  if (refunds) {
+    server.onAfterVerify(createAfterVerifyFailureRollbackHook(refunds));
+    server.onVerifyFailure(createVerifyFailureRollbackHook(refunds));
+    server.onSettleFailure(createSettleFailureRollbackHook(refunds));
+    server.onVerifiedPaymentCanceled(createVerifiedPaymentCanceledRollbackHook(refunds));
   }
 
   const validateExtensions = server.validateExtensions.bind(server);

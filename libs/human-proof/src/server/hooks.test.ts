@@ -2,7 +2,15 @@ import { didFromAddress } from "@humanpass/identity";
 import type { VerifyContext } from "@x402/core/server";
 import type { PaymentRequirements } from "@x402/core/types";
 import { describe, expect, it } from "vitest";
-import { account, challenge, RESOURCE, registry, resolutionFor, sign } from "../../test/proof-fixtures.ts";
+import {
+  account,
+  challenge,
+  RESOURCE,
+  registry,
+  resolutionFor,
+  sign,
+  tier,
+} from "../../test/proof-fixtures.ts";
 import { signHumanProofChallengeEVMUnchecked } from "../client/sign.ts";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants.ts";
 import { createChallengeNonces } from "./challenge-nonces.ts";
@@ -28,18 +36,6 @@ const paired = {
     "777",
   ),
 };
-
-function tier(extra?: Record<string, unknown>): PaymentRequirements {
-  return {
-    scheme: "exact",
-    network: "eip155:45056",
-    amount: "1000",
-    asset: "0x0000000000000000000000000000000000000001",
-    payTo: "0x0000000000000000000000000000000000000002",
-    maxTimeoutSeconds: 60,
-    extra: extra ?? {},
-  };
-}
 
 const gated = (extra: Record<string, unknown> = {}) =>
   tier({ requiredAttestations: [DEFAULT_AGENT_OWNERSHIP_SCHEMA], ...extra });
@@ -149,6 +145,7 @@ describe("createVerifyHumanProofHook", () => {
           admitted.push(admission.nonce);
           return { nonceFresh: true, count: null };
         },
+        async refund() {},
       },
     });
     const refused = { abort: true, reason: "unknown_or_expired_nonce" };
@@ -273,6 +270,7 @@ describe("createVerifyHumanProofHook", () => {
           const count = use ? await storage.incrementIfBelow(use.humanId, use.maxUse, use.scope) : null;
           return { nonceFresh: admitted.filter((a) => a.nonce === admission.nonce).length === 1, count };
         },
+        async refund() {},
       },
       onEvent: (event) => {
         events.push(event);
@@ -303,14 +301,21 @@ describe("createVerifyHumanProofHook", () => {
     const storage = new InMemoryHumanUsageStorage();
     const events: HumanProofEvent[] = [];
     const offered: ProofAdmission["payment"][] = [];
+    const taken = new Map<string, { humanId: string; scope: string }>();
     const hook = createVerifyHumanProofHook({
       verifier: registry(paired),
       storage,
       admissions: {
-        async admit({ use, payment }) {
+        async admit({ nonce, use, payment }) {
           offered.push(payment);
           const count = use ? await storage.incrementIfBelow(use.humanId, use.maxUse, use.scope) : null;
+          if (use && count !== null) taken.set(nonce, use);
           return { nonceFresh: true, count, paymentRefusal: "duplicate_payment" };
+        },
+        async refund(nonce) {
+          const use = taken.get(nonce);
+          taken.delete(nonce);
+          if (use) await storage.decrementIfAboveZero(use.humanId, use.scope);
         },
       },
       onEvent: (event) => {
@@ -462,6 +467,34 @@ describe("rollback hooks", () => {
       settledPhases: [],
     });
     expect(await storage.incrementIfBelow("777", 1, "s")).toBe(1);
+  });
+
+  it("keeps a copied payload's human: a deep copy of the payment gives back the use its proof took, once", async () => {
+    const { storage, ctx } = await usedOnce();
+    const copy = structuredClone(ctx);
+    expect(copy.paymentPayload).not.toBe(ctx.paymentPayload);
+    await createSettleFailureRollbackHook({ storage })({
+      ...settleContext(copy),
+      error: new Error("reverted"),
+    });
+    await createSettleFailureRollbackHook({ storage })({
+      ...settleContext(structuredClone(ctx)),
+      error: new Error("reverted"),
+    });
+    expect(await storage.incrementIfBelow("777", 1, "s")).toBe(1);
+    expect(await storage.incrementIfBelow("777", 1, "s")).toBeNull();
+  });
+
+  it("gives nothing back for a standard tier's payment carrying a proof another request admitted", async () => {
+    const { storage, ctx } = await usedOnce();
+    // Only the human tier's request admitted the proof; a payment of another tier may echo any proof.
+    const standard = { ...ctx, requirements: tier() };
+    await createVerifiedPaymentCanceledRollbackHook({ storage })({
+      ...settleContext(standard),
+      reason: "handler_failed",
+      settledPhases: [],
+    });
+    expect(await storage.incrementIfBelow("777", 1, "s")).toBeNull();
   });
 
   it("leaves counters alone for payments whose hook took no quota", async () => {

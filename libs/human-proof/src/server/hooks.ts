@@ -6,11 +6,13 @@ import type {
   OnVerifyFailureHook,
   VerifyContext,
 } from "@x402/core/server";
+import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { HUMAN_PROOF } from "../common/constants.ts";
-import { eventsOf, sequentialAdmissions } from "./admissions.ts";
+import { eventsOf, refundThrough, sequentialAdmissions } from "./admissions.ts";
 import { type ChallengeNonces, createChallengeNonces } from "./challenge-nonces.ts";
 import { expectedSigningTerms } from "./extension.ts";
 import { InMemoryNonceStore } from "./memory-stores.ts";
+import { admittedProofNonceOf, proofText, requiredAttestationsOf } from "./payment-proof.ts";
 import type {
   HumanProofEvent,
   HumanUsageStorage,
@@ -21,7 +23,6 @@ import type {
   ProofAdmission,
   ProofAdmissions,
 } from "./types.ts";
-import { recordReservation, releaseReservation } from "./usage-reservations.ts";
 import { createPoUVerifier } from "./verifier.ts";
 import { type HumanProofRefusalReason, parseIsoDate, verifyProof } from "./verify-request.ts";
 
@@ -48,13 +49,13 @@ export type CreateVerifyHumanProofHookOptions = {
   verifier?: PoUVerifier;
   verifierOptions?: PoUVerifierOptions;
   onEvent?: OnHumanProofEvent;
-  /** Required when any `accepts` entry sets `extra.maxUse`. */
+  /** Required when any `accepts` entry sets `extra.maxUse`, unless `admissions` takes the uses. */
   storage?: HumanUsageStorage;
   /** Where used nonces are remembered; default an in-memory store (one process only, development). */
   nonceStore?: NonceStore;
   /**
-   * Takes nonce, use and events in one atomic step; default `nonceStore`, then `storage`, one after another.
-   * The rollback hooks still give uses back through `storage`.
+   * Takes nonce, use and events in one atomic step, and gives a failed request's use back (`refund`); default
+   * `nonceStore`, then `storage`, one after another.
    */
   admissions?: ProofAdmissions;
   /**
@@ -72,20 +73,6 @@ const CLOCK_SKEW_MS = 60_000;
 
 // A store's own `paymentRefusal` passes through as it is.
 type HookResult = { abort: true; reason: HumanProofHookReason | (string & {}); message?: string } | undefined;
-
-function requiredAttestationsOf(extra: unknown): string[] {
-  const value = (extra as { requiredAttestations?: unknown } | undefined)?.requiredAttestations;
-  if (typeof value === "string") return value ? [value] : [];
-  return Array.isArray(value) ? value.filter((s): s is string => typeof s === "string" && s !== "") : [];
-}
-
-/** The proof as JSON text: Billions' client sends the text itself, an x402 echo carries it as `info`. */
-function proofText(extension: unknown): string | null {
-  if (extension === undefined || extension === null || extension === "") return null;
-  if (typeof extension === "string") return extension;
-  const info = (extension as { info?: unknown }).info;
-  return JSON.stringify(typeof info === "object" && info !== null ? info : extension);
-}
 
 /** The payer an EVM `exact` payload names (EIP-3009 or Permit2 authorization), if any. */
 function payerOf(payload: unknown): string | undefined {
@@ -176,7 +163,7 @@ export function createVerifyHumanProofHook(
       if (maxUse === undefined) return {};
       if (typeof maxUse !== "number" || !Number.isSafeInteger(maxUse) || maxUse < 1)
         return { refusal: "invalid_max_use_value" };
-      if (!storage) return { refusal: "misconfigured_max_use_storage" };
+      if (!storage && !options.admissions) return { refusal: "misconfigured_max_use_storage" };
       const scope = typeof extra?.scope === "string" && extra.scope ? extra.scope : expected.uri;
       return { use: { humanId: resolution.humanId, maxUse, scope } };
     }
@@ -201,16 +188,15 @@ export function createVerifyHumanProofHook(
     const { nonceFresh, count, paymentRefusal } = await admissions.admit(admission);
     if (!nonceFresh) return abort("unknown_or_expired_nonce");
     const { use } = admission;
-    if (use && count !== null && storage) recordReservation(storage, paymentPayload, use);
     try {
       for (const event of eventsOf(admission, count)) await onEvent?.(event);
     } catch (error) {
-      if (storage) await releaseReservation(storage, paymentPayload);
+      if (count !== null) await admissions.refund(admission.nonce);
       throw error;
     }
     if ("refusal" in verdict) return abort(verdict.refusal);
     if (paymentRefusal) {
-      if (storage) await releaseReservation(storage, paymentPayload);
+      if (count !== null) await admissions.refund(admission.nonce);
       return { abort: true, reason: paymentRefusal };
     }
     return use && count === null ? abort("max_use_exceeded") : undefined;
@@ -228,39 +214,68 @@ export function createVerifyHumanProofHook(
   };
 }
 
-/** Rollback hooks need only the storage; `verifier` is accepted for call compatibility with Billions' package. */
-export type RollbackHookOptions = { storage: HumanUsageStorage; verifier?: PoUVerifier };
+/**
+ * What the rollback hooks give a use back through: the `admissions` store that took it (by the proof's nonce, as
+ * it recorded it), or, in a `storage`-only set-up as Billions' hooks take it, the storage.
+ * `verifier` is accepted for call compatibility with Billions' package.
+ */
+export type RollbackHookOptions =
+  | { storage: HumanUsageStorage; admissions?: ProofAdmissions; verifier?: PoUVerifier }
+  | { storage?: HumanUsageStorage; admissions: ProofAdmissions; verifier?: PoUVerifier };
 export type CreateAfterVerifyFailureRollbackHookOptions = RollbackHookOptions;
 export type CreateVerifyFailureRollbackHookOptions = RollbackHookOptions;
 export type CreateSettleFailureRollbackHookOptions = RollbackHookOptions;
 export type CreateVerifiedPaymentCanceledRollbackHookOptions = RollbackHookOptions;
 
+/**
+ * Gives back the use this payment's proof took, if it took one, once: found by the proof's nonce, so any copy
+ * of the payload finds it; only for a payment of a human tier, the only one whose request admitted its proof.
+ */
+function refunder({ storage, admissions }: RollbackHookOptions) {
+  return async ({
+    paymentPayload,
+    requirements,
+  }: {
+    paymentPayload: Pick<PaymentPayload, "extensions">;
+    requirements: Pick<PaymentRequirements, "extra">;
+  }) => {
+    const nonce = admittedProofNonceOf(paymentPayload, requirements);
+    if (nonce === undefined) return;
+    if (admissions) await admissions.refund(nonce);
+    else if (storage) await refundThrough(storage, nonce);
+  };
+}
+
 /** `onAfterVerify`: the facilitator found the payment invalid; give the quota back. */
-export function createAfterVerifyFailureRollbackHook({ storage }: RollbackHookOptions): AfterVerifyHook {
+export function createAfterVerifyFailureRollbackHook(options: RollbackHookOptions): AfterVerifyHook {
+  const refund = refunder(options);
   return async (context) => {
-    if (context.result.isValid === false) await releaseReservation(storage, context.paymentPayload);
+    if (context.result.isValid === false) await refund(context);
   };
 }
 
 /** `onVerifyFailure`: verification threw; give the quota back. */
-export function createVerifyFailureRollbackHook({ storage }: RollbackHookOptions): OnVerifyFailureHook {
+export function createVerifyFailureRollbackHook(options: RollbackHookOptions): OnVerifyFailureHook {
+  const refund = refunder(options);
   return async (context) => {
-    await releaseReservation(storage, context.paymentPayload);
+    await refund(context);
   };
 }
 
 /** `onSettleFailure`: settlement failed after verification passed; give the quota back. */
-export function createSettleFailureRollbackHook({ storage }: RollbackHookOptions): OnSettleFailureHook {
+export function createSettleFailureRollbackHook(options: RollbackHookOptions): OnSettleFailureHook {
+  const refund = refunder(options);
   return async (context) => {
-    await releaseReservation(storage, context.paymentPayload);
+    await refund(context);
   };
 }
 
 /** `onVerifiedPaymentCanceled`: the handler failed (or an after-verify hook aborted) after verification; give the quota back. */
-export function createVerifiedPaymentCanceledRollbackHook({
-  storage,
-}: RollbackHookOptions): OnVerifiedPaymentCanceledHook {
+export function createVerifiedPaymentCanceledRollbackHook(
+  options: RollbackHookOptions,
+): OnVerifiedPaymentCanceledHook {
+  const refund = refunder(options);
   return async (context) => {
-    await releaseReservation(storage, context.paymentPayload);
+    await refund(context);
   };
 }

@@ -15,7 +15,12 @@ export type {
   SignatureType,
   SupportedChain,
 } from "../common/types.ts";
-export { maxUseExceededEvent, type SequentialAdmissionsOptions, sequentialAdmissions } from "./admissions.ts";
+export {
+  maxUseExceededEvent,
+  REFUND_GRACE_MS,
+  type SequentialAdmissionsOptions,
+  sequentialAdmissions,
+} from "./admissions.ts";
 export {
   CHALLENGE_NONCE_PATTERN,
   type ChallengeNonceOptions,
@@ -53,8 +58,28 @@ export {
 } from "./hooks.ts";
 export { type CachingPoUVerifier, cachePositiveLookups, type LookupCacheOptions } from "./lookup-cache.ts";
 export { InMemoryHumanUsageStorage, InMemoryNonceStore } from "./memory-stores.ts";
+export {
+  type Authorization,
+  DUPLICATE_PAYMENT,
+  guardPayments,
+  MALFORMED_PAYMENT,
+  type PaymentGuardOptions,
+  type PaymentReservationHooks,
+  paymentReservationHooks,
+  RESERVATION_UNAVAILABLE,
+  refuseMalformedPayment,
+  UNOFFERED_PAYMENT,
+} from "./payment-guards.ts";
+export { admittedProofNonceOf } from "./payment-proof.ts";
+export {
+  authorizationOf,
+  InMemoryPaymentReservations,
+  type PaymentAuthorization,
+  type PaymentReservations,
+} from "./payment-reservations.ts";
 export { DEFAULT_PAYWALL_HTML, paywallInstructions } from "./paywall.ts";
 export { PublicHTTPResourceServer, type PublicHTTPResourceServerOptions } from "./public-http-server.ts";
+export { settleBeforeHandlerUnlessGet } from "./settle-before-handler.ts";
 export { type Stablecoin, stablecoinMoneyParser } from "./stablecoin.ts";
 export type {
   AdmissionOutcome,

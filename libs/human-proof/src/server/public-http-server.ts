@@ -9,10 +9,16 @@ import {
   type x402ResourceServer,
 } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
+import { settleBeforeHandlerUnlessGet } from "./settle-before-handler.ts";
 
 export interface PublicHTTPResourceServerOptions {
   /** Where clients reach this server (origin, and path prefix if any): the origin of every resource URL. */
   publicUrl: string;
+  /**
+   * Routes of other methods than `GET` settle before their handler (`settleBeforeHandlerUnlessGet`): default
+   * true. False leaves every route's flow as its tiers say (x402's default: after the handler).
+   */
+  settleBeforeHandlerUnlessGet?: boolean;
 }
 
 /** The path and query of the URL an adapter reports, or its path alone when that URL does not parse. */
@@ -49,16 +55,20 @@ function asServed(context: HTTPRequestContext, publicUrl: string): HTTPRequestCo
 }
 
 /**
- * x402's HTTP resource server for middleware that builds resource URLs from the request's `Host`
- * (`@x402/express`, `@x402/hono`: give it to their `paymentMiddlewareFromHTTPServer`). Every resource URL, and so
- * every human-proof challenge's `domain` and `uri`, has `publicUrl`'s origin whatever `Host` says, and `HEAD` on a
- * route keyed `GET` costs what `GET` costs instead of being served free.
+ * x402's HTTP resource server with safe defaults, for any middleware (`@x402/express`, `@x402/hono`: give it to
+ * their `paymentMiddlewareFromHTTPServer`; `installPaymentGate` of `@humanpass/x402-fastify`). Every resource
+ * URL, and so every human-proof challenge's `domain` and `uri`, has `publicUrl`'s origin whatever `Host` says;
+ * `HEAD` on a route keyed `GET` costs what `GET` costs instead of being served free; and routes of other methods
+ * settle before their handler, so that a handler with side effects never runs unpaid.
  */
 export class PublicHTTPResourceServer extends x402HTTPResourceServer {
   readonly #publicUrl: string;
 
   constructor(server: x402ResourceServer, routes: RoutesConfig, options: PublicHTTPResourceServerOptions) {
-    super(server, routes);
+    super(
+      server,
+      options.settleBeforeHandlerUnlessGet === false ? routes : settleBeforeHandlerUnlessGet(routes),
+    );
     if (!URL.canParse(options.publicUrl) || !/^https?:$/.test(new URL(options.publicUrl).protocol)) {
       throw new TypeError(`publicUrl must be an http(s) URL, got "${options.publicUrl}"`);
     }

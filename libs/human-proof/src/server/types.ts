@@ -93,9 +93,16 @@ export type AdmissionOutcome = {
 /**
  * Consumes a proof's nonce and, only when it was fresh, takes the use and records the admission's events (plus
  * `max_use_exceeded` when the use is refused), as one atomic step: a store that implements it (one statement
- * in Postgres, say) replaces a `NonceStore`, `HumanUsageStorage.incrementIfBelow` and an event write, three
- * round trips, by one. The hook still passes every event to `onEvent` afterwards.
+ * in Postgres, say: `PostgresHumanProofStore` of `@humanpass/human-proof/postgres`) replaces a `NonceStore`,
+ * `HumanUsageStorage.incrementIfBelow` and an event write, three round trips, by one. The hook still passes every
+ * event to `onEvent` afterwards.
  */
 export interface ProofAdmissions {
   admit(admission: ProofAdmission): Promise<AdmissionOutcome>;
+  /**
+   * Gives back the use the admission of the proof with `nonce` took, at most once, and nothing when it took none:
+   * the store records which proof took which use, so a request's failure paths (the rollback hooks) find its use
+   * from the proof its payment carries, not from the payment object they are handed.
+   */
+  refund(nonce: string): Promise<void>;
 }

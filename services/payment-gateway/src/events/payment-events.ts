@@ -92,7 +92,7 @@ export function checkedPaymentEvent(
 
 /**
  * Writes each event to the outbox, checked against the catalog. The human-proof events go with the nonce and
- * quota they describe (`PostgresProofAdmissions`); these are the others, which share no transaction with a
+ * quota they describe (`GatewayHumanProofStore`); these are the others, which share no transaction with a
  * state change of ours (a settlement is on chain), and the human-proof ones when the quota lives in memory.
  * `emit` resolves once the row is committed, so a caller that awaits it (settlement, before the response) loses
  * nothing to a crash; events raised through the SDK's synchronous `onEvent` are written in the background and

@@ -1,8 +1,7 @@
-import { recoverHashSigner } from "@humanpass/human-proof";
+import { type Authorization, MALFORMED_PAYMENT, recoverHashSigner } from "@humanpass/human-proof";
 import type { BeforeVerifyHook } from "@x402/core/server";
 import type { PaymentRequirements } from "@x402/core/types";
 import { type Hex, isAddressEqual } from "viem";
-import { type Authorization, MALFORMED_PAYMENT } from "./payment-shape.ts";
 import { transferAuthorizationDigest } from "./transfer-digest.ts";
 
 const CHAIN_ID = /^eip155:([0-9]{1,15})$/;
@@ -10,7 +9,8 @@ const CHAIN_ID = /^eip155:([0-9]{1,15})$/;
 /**
  * On tiers that look the agent's human up (`extra.requiredAttestations`): refuses an EIP-3009 authorization that
  * its payer did not sign before that lookup, so a forgery from a fresh key costs no registry request. Registered
- * after `refuseMalformedPayment` (which leaves only well-formed authorizations) and before the human-proof hook.
+ * after the SDK's `refuseMalformedPayment` (which leaves only well-formed authorizations) and before the
+ * human-proof hook.
  * Other tiers leave the signature to the facilitator, which checks it before settling anything.
  */
 export const refuseForgedAuthorizationBeforeLookup: BeforeVerifyHook = async ({

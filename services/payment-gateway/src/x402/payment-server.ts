@@ -2,11 +2,13 @@ import {
   type ChallengeNonces,
   configureHumanProofServer,
   declareHumanProofExtension,
+  guardPayments,
   HUMAN_PROOF,
   type HumanProofEvent,
-  type HumanUsageStorage,
+  type PaymentReservations,
   type PoUVerifier,
   type ProofAdmissions,
+  settleBeforeHandlerUnlessGet,
 } from "@humanpass/human-proof";
 import type { Logger } from "@humanpass/telemetry";
 import { currentPaymentRequest } from "@humanpass/x402-fastify";
@@ -20,7 +22,6 @@ import {
 import type { Network } from "@x402/core/types";
 import { convertToTokenAmount } from "@x402/core/utils";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
-import type { PaymentReservations } from "../db/payment-reservations.ts";
 import type { PaymentEvents } from "../events/payment-events.ts";
 import {
   type AssetConfig,
@@ -31,9 +32,7 @@ import {
 } from "../routes-file.ts";
 import { refuseForgedAuthorizationBeforeLookup } from "./authorization-signature.ts";
 import { registerPaymentEventHooks } from "./payment-event-hooks.ts";
-import { refuseMalformedPayment } from "./payment-shape.ts";
 import { humanIdOf, rememberHumanId } from "./request-humans.ts";
-import { reserveAuthorization } from "./reserve-authorization.ts";
 
 export interface PaymentServerOptions {
   routesFile: RoutesConfigFile;
@@ -41,15 +40,13 @@ export interface PaymentServerOptions {
   payTo: string;
   facilitator: FacilitatorClient;
   verifier: PoUVerifier;
-  /** Per-human counters; without it a tier with `maxUse` is refused with `misconfigured_max_use_storage`. */
-  storage?: HumanUsageStorage;
-  /** Takes each proof's nonce and use and records its events. */
+  /** Takes each proof's nonce and use (per-human counters) and records its events; gives failed requests' uses back. */
   admissions: ProofAdmissions;
   maxProofAgeSeconds?: number;
   /** Issues and recognises human-proof challenge nonces; the same keys on every replica. Default: this process's. */
   challengeNonces?: ChallengeNonces;
   events: PaymentEvents;
-  /** Claims each verified EIP-3009 authorization before the handler runs. */
+  /** Claims each EIP-3009 authorization before the handler runs. */
   reservations: PaymentReservations;
   logger: Logger;
 }
@@ -81,11 +78,20 @@ export function createPaymentServer(options: PaymentServerOptions): x402HTTPReso
   }
 
   // Before the human-proof hook: a payment that cannot pay, or that its payer did not sign, costs no registry lookup.
-  server.onBeforeVerify(refuseMalformedPayment);
+  guardPayments(server, {
+    reservations: options.reservations,
+    onReservationError: (error, during) =>
+      options.logger[during === "reserve" ? "error" : "warn"](
+        { err: (error as Error).message },
+        during === "reserve"
+          ? "payment reservation failed; payment refused"
+          : "claim of an unverified payment could not be given back",
+      ),
+  });
   server.onBeforeVerify(refuseForgedAuthorizationBeforeLookup);
   configureHumanProofServer(server, {
     verifier,
-    storage: options.storage,
+    paymentGuards: false,
     admissions: options.admissions,
     maxProofAgeSeconds: options.maxProofAgeSeconds,
     challengeNonces: options.challengeNonces,
@@ -93,10 +99,6 @@ export function createPaymentServer(options: PaymentServerOptions): x402HTTPReso
     onEvent: rememberVerifiedHuman,
   });
   registerPaymentEventHooks(server, events, humanIdOf);
-  const reservation = reserveAuthorization(options.reservations, options.logger);
-  server.onAfterVerify(reservation.afterVerify);
-  server.onBeforeSettle(reservation.beforeSettle);
-  server.onVerifyFailure(reservation.verifyFailure);
 
   return new x402HTTPResourceServer(
     server,
@@ -112,18 +114,6 @@ function priceIn(asset: AssetConfig, dollars: string) {
   };
 }
 
-/**
- * The methods whose handler changes nothing: paid after the handler, so a client that is gone before the
- * response pays nothing. Every other route settles before its handler (x402's `upfront` flow): whatever it does
- * upstream is paid for, even when the client hangs up or the upstream fails.
- */
-const SAFE_METHODS = new Set(["GET"]);
-
-/** x402's payment flow for a route's tiers (`extra.paymentFlow`); the default `authorization` is left implicit. */
-function paymentFlowOf(route: Pick<PaidRouteConfig, "method">): { paymentFlow?: "upfront" } {
-  return SAFE_METHODS.has(route.method) ? {} : { paymentFlow: "upfront" };
-}
-
 export function buildRoutesConfig(
   routesFile: RoutesConfigFile,
   payTo: string,
@@ -132,7 +122,7 @@ export function buildRoutesConfig(
   const routes: Record<string, RouteConfig> = {};
   for (const route of routesFile.routes) {
     const accepts = route.accepts.map((tier) => {
-      const extra: Record<string, unknown> = { ...tier.extra, ...paymentFlowOf(route) };
+      const extra: Record<string, unknown> = { ...tier.extra };
       const required = requiredAttestationsOf(tier).map((id) =>
         id === OWNERSHIP_PLACEHOLDER ? ownershipSchema : id,
       );
@@ -159,7 +149,8 @@ export function buildRoutesConfig(
         : {}),
     };
   }
-  return routes;
+  // A route of another method than GET settles before its handler: whatever it does upstream is paid for.
+  return settleBeforeHandlerUnlessGet(routes);
 }
 
 /** An exact token amount of the configured token gets that token's EIP-712 domain, which EIP-3009 signing needs. */

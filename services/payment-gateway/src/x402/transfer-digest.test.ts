@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
+import type { Authorization } from "@humanpass/human-proof";
 import { authorizationTypes } from "@x402/evm";
 import { type Hex, hashTypedData } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
-import type { Authorization } from "./payment-shape.ts";
 import { type TokenDomain, transferAuthorizationDigest } from "./transfer-digest.ts";
 
 const address = () => privateKeyToAccount(generatePrivateKey()).address;

@@ -1,6 +1,6 @@
 import { hash } from "node:crypto";
+import type { Authorization } from "@humanpass/human-proof";
 import { isAddress } from "viem";
-import type { Authorization } from "./payment-shape.ts";
 
 /** The EIP-712 domain of an EIP-3009 token (USDC's `name` and `version`, its chain and address). */
 export type TokenDomain = { name: string; version: string; chainId: number; verifyingContract: string };

@@ -23,7 +23,6 @@ import {
   type ChallengeNonces,
   createChallengeNonces,
   createPoUVerifier,
-  type HumanUsageStorage,
   type PoUVerifier,
 } from "@humanpass/human-proof";
 import type { ServiceMetrics } from "@humanpass/telemetry";
@@ -41,10 +40,8 @@ import pino from "pino";
 import type { Address, Hex } from "viem";
 import { buildApp } from "../../src/app.ts";
 import { SCHEMA } from "../../src/config.ts";
+import { GatewayHumanProofStore } from "../../src/db/human-proof-store.ts";
 import { migrations } from "../../src/db/migrations/index.ts";
-import { PostgresPaymentReservations } from "../../src/db/payment-reservations.ts";
-import { PostgresProofAdmissions } from "../../src/db/proof-admissions.ts";
-import { PostgresHumanUsageStorage } from "../../src/db/usage-storage.ts";
 import { outboxPaymentEvents } from "../../src/events/payment-events.ts";
 import { type PaidRouteConfig, parseRoutesFile, type RoutesConfigFile } from "../../src/routes-file.ts";
 import { type AttestationsApi, startAttestationsApi } from "./attestations-api.ts";
@@ -67,8 +64,6 @@ export interface Gateway {
 export interface GatewayOptions {
   routes: PaidRouteConfig[];
   facilitator?: FacilitatorClient;
-  /** `null` runs without usage storage. */
-  storage?: HumanUsageStorage | null;
   verifier?: PoUVerifier;
   /** Default: nonces of the key every gateway of the stack shares, as replicas do. */
   challengeNonces?: ChallengeNonces;
@@ -82,7 +77,8 @@ export interface Stack {
   database: TestDatabase;
   /** The gateway's schema. */
   db: Kysely<any>;
-  storage: PostgresHumanUsageStorage;
+  /** The human-proof store every gateway of the stack shares (counts, nonces, payment claims). */
+  storage: GatewayHumanProofStore;
   nats: NatsConnection;
   topology: Topology;
   attestations: AttestationsApi;
@@ -131,7 +127,7 @@ export async function startStack(label: string): Promise<Stack> {
     chain: devnet.chain,
     privateKey: devnet.accounts[SETTLER_ACCOUNTS[0]].privateKey,
   });
-  const storage = new PostgresHumanUsageStorage(db);
+  const storage = new GatewayHumanProofStore(pool, topology, logger);
   const gateways: Gateway[] = [];
 
   const routesFile = (routes: PaidRouteConfig[]) =>
@@ -166,7 +162,8 @@ export async function startStack(label: string): Promise<Stack> {
     },
     async startGateway(options) {
       const events = outboxPaymentEvents(db, topology, logger);
-      const reservations = new PostgresPaymentReservations(db, logger);
+      // Each gateway its own store on the shared database, as replicas have.
+      const store = new GatewayHumanProofStore(pool, topology, logger);
       const port = await freePort();
       const url = `http://127.0.0.1:${port}`;
       const app = await buildApp({
@@ -177,9 +174,8 @@ export async function startStack(label: string): Promise<Stack> {
         payTo,
         facilitator: options.facilitator ?? facilitator,
         verifier: options.verifier ?? verifier(),
-        storage: options.storage === null ? undefined : (options.storage ?? storage),
-        admissions: new PostgresProofAdmissions(pool, topology, logger, { reservations }),
-        reservations,
+        admissions: store,
+        reservations: store,
         events,
         rateLimit: false,
         metrics: options.metrics,

@@ -1,5 +1,5 @@
 import type { HttpApp } from "@humanpass/http";
-import { Type } from "@humanpass/http";
+import { markClientCaused, Type } from "@humanpass/http";
 import type { FastifyReply } from "fastify";
 import type { RouteDeps } from "./deps.ts";
 
@@ -64,7 +64,8 @@ export function callbackRoute(app: HttpApp, deps: RouteDeps): void {
           counted("token_rejected");
           const message = error instanceof Error ? error.message : String(error);
           request.log.info({ sessionId: sessionId.toString(), reason: message }, "callback token rejected");
-          return reply.code(500).send(TOKEN_NOT_VERIFIED);
+          // Spec 1 answers 500 for the wallet's bad token: the client's doing, not a fault of ours (no page).
+          return markClientCaused(reply).code(500).send(TOKEN_NOT_VERIFIED);
         }
         deps.instruments.verificationDuration.record(took(), { outcome: "ok" });
         if (outcome.kind === "no_nullifier_proof") {

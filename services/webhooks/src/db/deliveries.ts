@@ -31,15 +31,22 @@ export async function enqueueDeliveries(
 }
 
 /**
- * Takes up to `limit` due deliveries in one statement: their next attempt moves to the end of the lease, so a
- * worker that dies mid-attempt leaves them to be tried again then, and replicas never take the same row.
+ * Takes up to `limit` due deliveries in one statement, the oldest first, and no more of an endpoint's than keep its
+ * attempts in flight (on every replica: `leased_until`) within `perEndpoint`: a receiver that does not answer holds
+ * that many attempts, never all of them. Each endpoint's due rows are walked on their own, so a long backlog at
+ * one endpoint does not hide another's. A claimed row's next attempt moves to the end of the lease, so a worker
+ * that dies mid-attempt leaves it to be tried again then; `SKIP LOCKED` keeps replicas off each other's rows.
+ * In-flight attempts are counted in the statement's snapshot: two replicas claiming for one endpoint at the same
+ * instant can together exceed the cap until one of them finishes an attempt.
  */
 export async function claimDue(
   db: Kysely<WebhooksDb>,
   now: Date,
   leaseMs: number,
   limit: number,
+  perEndpoint: number,
 ): Promise<ClaimedDelivery[]> {
+  const leaseEnd = new Date(now.getTime() + leaseMs);
   const { rows } = await sql<{
     endpoint_id: string;
     event_id: string;
@@ -49,12 +56,26 @@ export async function claimDue(
     url: string;
     secrets: string[];
   }>`
-    update deliveries d set next_attempt_at = ${new Date(now.getTime() + leaseMs)}, attempts = d.attempts + 1
-    from endpoints e
-    where e.id = d.endpoint_id and (d.endpoint_id, d.event_id) in (
-      select endpoint_id, event_id from deliveries
-      where status = 'pending' and next_attempt_at <= ${now}
-      order by next_attempt_at limit ${limit} for update skip locked)
+    with chosen as (
+      select endpoint_id, event_id from (
+        select due.endpoint_id, due.event_id, due.next_attempt_at, busy.n as busy,
+          row_number() over (partition by due.endpoint_id order by due.next_attempt_at) as rank
+        from endpoints e
+        cross join lateral (
+          select count(*) as n from deliveries f where f.endpoint_id = e.id and f.leased_until > ${now}) busy
+        cross join lateral (
+          select d.endpoint_id, d.event_id, d.next_attempt_at from deliveries d
+          where busy.n < ${perEndpoint}
+            and d.endpoint_id = e.id and d.status = 'pending' and d.next_attempt_at <= ${now}
+          order by d.next_attempt_at
+          limit ${perEndpoint}
+          for update of d skip locked) due) ranked
+      where rank + busy <= ${perEndpoint}
+      order by next_attempt_at
+      limit ${limit})
+    update deliveries d set next_attempt_at = ${leaseEnd}, leased_until = ${leaseEnd}, attempts = d.attempts + 1
+    from chosen c, endpoints e
+    where d.endpoint_id = c.endpoint_id and d.event_id = c.event_id and e.id = d.endpoint_id
     returning d.endpoint_id, d.event_id, d.event, d.attempts, d.retrying_since, e.url, e.secrets`.execute(db);
   return rows.map((r) => ({
     endpointId: r.endpoint_id,
@@ -75,10 +96,15 @@ export async function recordOutcome(
 ): Promise<void> {
   const set =
     "delivered" in outcome
-      ? { status: "delivered" as const, delivered_at: outcome.delivered, last_error: null }
+      ? {
+          status: "delivered" as const,
+          delivered_at: outcome.delivered,
+          last_error: null,
+          leased_until: null,
+        }
       : "retryAt" in outcome
-        ? { next_attempt_at: outcome.retryAt, last_error: outcome.error }
-        : { status: "dead" as const, last_error: outcome.error };
+        ? { next_attempt_at: outcome.retryAt, last_error: outcome.error, leased_until: null }
+        : { status: "dead" as const, last_error: outcome.error, leased_until: null };
   await db
     .updateTable("deliveries")
     .set(set)
@@ -128,7 +154,7 @@ export async function replayDeadLetters(
 ): Promise<string[]> {
   let query = db
     .updateTable("deliveries")
-    .set({ status: "pending", attempts: 0, next_attempt_at: now, retrying_since: now })
+    .set({ status: "pending", attempts: 0, next_attempt_at: now, retrying_since: now, leased_until: null })
     .where("endpoint_id", "=", endpointId)
     .where("status", "=", "dead");
   if (eventIds) query = query.where("event_id", "in", eventIds.length > 0 ? eventIds : [""]);

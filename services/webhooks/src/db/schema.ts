@@ -23,6 +23,8 @@ export interface DeliveriesTable {
   attempts: number;
   /** When the next attempt is due; while an attempt runs, when it is given up as lost (the lease). */
   next_attempt_at: Date;
+  /** While an attempt runs: the end of its lease (as `next_attempt_at`); null otherwise. */
+  leased_until: Date | null;
   /** Retries stop this long after this time (reset by a replay). */
   retrying_since: Date;
   last_error: string | null;

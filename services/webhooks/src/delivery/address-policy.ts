@@ -1,30 +1,91 @@
 import { lookup } from "node:dns/promises";
-import { BlockList, isIP } from "node:net";
+import { isIP } from "node:net";
+import ipaddr from "ipaddr.js";
 
-/** Loopback, private, link-local, shared, multicast and reserved ranges: never reached unless allow-listed. */
-const NON_PUBLIC = new BlockList();
-for (const [net, prefix] of [
-  ["0.0.0.0", 8],
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10],
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16],
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24],
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15],
-  ["224.0.0.0", 4],
-  ["240.0.0.0", 4],
-] as const)
-  NON_PUBLIC.addSubnet(net, prefix, "ipv4");
-for (const [net, prefix] of [
-  ["::", 128],
-  ["::1", 128],
-  ["fc00::", 7],
-  ["fe80::", 10],
-  ["ff00::", 8],
-] as const)
-  NON_PUBLIC.addSubnet(net, prefix, "ipv6");
+type Ip = ipaddr.IPv4 | ipaddr.IPv6;
+
+/** Cloud providers' instance metadata services: never reached, whatever the allow-list says. */
+const METADATA = ["169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254"].map((a) =>
+  ipaddr.parse(a).toNormalizedString(),
+);
+
+/** Global unicast IPv6; everything outside it is reserved, local or special. */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR("2000::/3");
+
+/**
+ * The networks an operator may open in production: private, shared, loopback, link-local and benchmarking
+ * ranges. An allow-listed network outside them would reach the public Internet over plain http, or everything.
+ */
+const PRIVATE_NETWORKS = [
+  "10.0.0.0/8",
+  "100.64.0.0/10",
+  "127.0.0.0/8",
+  "169.254.0.0/16",
+  "172.16.0.0/12",
+  "192.168.0.0/16",
+  "198.18.0.0/15",
+  "::1/128",
+  "fc00::/7",
+  "fe80::/10",
+  "fec0::/10",
+].map((cidr) => ipaddr.parseCIDR(cidr));
+
+const v4 = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+
+/**
+ * The IPv4 addresses an IPv6 transition address leads to: IPv4-mapped and -translated (`::ffff:a.b.c.d`,
+ * `::ffff:0:a.b.c.d`), IPv4-compatible (`::a.b.c.d`), NAT64 (`64:ff9b::a.b.c.d`), 6to4 (`2002:AABB:CCDD::`) and
+ * Teredo (server and client). `undefined` for an address that embeds none.
+ */
+function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4[] | undefined {
+  const p = ip.parts as [number, number, number, number, number, number, number, number];
+  switch (ip.range()) {
+    case "ipv4Mapped":
+    case "rfc6145":
+      return [v4(p[6], p[7])];
+    case "rfc6052":
+      // 64:ff9b:1::/48 is for local use and its embedding depends on the operator's prefix length: no IPv4
+      // address can be read from it with certainty, so it is judged as a non-public one.
+      return p[2] === 0 ? [v4(p[6], p[7])] : [new ipaddr.IPv4([0, 0, 0, 0])];
+    case "6to4":
+      return [v4(p[1], p[2])];
+    case "teredo":
+      return [v4(p[2], p[3]), v4(p[6] ^ 0xffff, p[7] ^ 0xffff)];
+  }
+  if (p.slice(0, 6).every((part) => part === 0) && (p[6] !== 0 || p[7] > 1)) return [v4(p[6], p[7])];
+  return undefined;
+}
+
+function isPublic(ip: Ip): boolean {
+  if (ip.kind() === "ipv4") return ip.range() === "unicast";
+  const v6 = ip as ipaddr.IPv6;
+  const embedded = embeddedIPv4(v6);
+  if (embedded) return embedded.every(isPublic);
+  return v6.match(GLOBAL_UNICAST_V6) && v6.range() === "unicast";
+}
+
+const within = (ip: Ip, network: [Ip, number]) => ip.kind() === network[0].kind() && ip.match(network);
+
+/** Parses `cidr` (an address alone is a network of one), or throws naming it. */
+export function parseNetwork(cidr: string): [Ip, number] {
+  const text = cidr.trim();
+  if (ipaddr.isValidCIDR(text)) return ipaddr.parseCIDR(text);
+  if (isIP(text)) {
+    const ip = ipaddr.parse(text);
+    return [ip, ip.kind() === "ipv4" ? 32 : 128];
+  }
+  throw new Error(`not a network (CIDR): ${cidr}`);
+}
+
+/** The networks of `cidrs` that reach beyond the private ranges (e.g. `0.0.0.0/0`): refused in production. */
+export function networksBeyondPrivate(cidrs: string[]): string[] {
+  return cidrs.filter((cidr) => {
+    const [net, bits] = parseNetwork(cidr);
+    return !PRIVATE_NETWORKS.some(
+      (outer) => net.kind() === outer[0].kind() && bits >= outer[1] && net.match(outer),
+    );
+  });
+}
 
 export class RefusedAddressError extends Error {
   override name = "RefusedAddressError";
@@ -35,7 +96,7 @@ export class RefusedAddressError extends Error {
  * not public: a receiver on the operator's own network, or a test's receiver on 127.0.0.1.
  */
 export interface AddressPolicy {
-  /** Throws `RefusedAddressError` unless `address` is public or allow-listed. */
+  /** Throws `RefusedAddressError` unless `address` is public or allow-listed (and not a metadata service). */
   check(address: string): void;
   /** Whether `address` is in one of the allow-listed networks. */
   allowListed(address: string): boolean;
@@ -44,24 +105,20 @@ export interface AddressPolicy {
 }
 
 export function createAddressPolicy(allowedNetworks: string[]): AddressPolicy {
-  const allowed = new BlockList();
-  for (const cidr of allowedNetworks) {
-    const [net, bits] = cidr.split("/");
-    const family = isIP(net ?? "") === 6 ? "ipv6" : "ipv4";
-    if (!isIP(net ?? "")) throw new Error(`not a network: ${cidr}`);
-    allowed.addSubnet(net!, Number(bits ?? (family === "ipv6" ? 128 : 32)), family);
-  }
-  const unmapped = (address: string) => {
-    const ip = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1] ?? address;
-    return { ip, family: isIP(ip) === 6 ? ("ipv6" as const) : ("ipv4" as const) };
-  };
+  const allowed = allowedNetworks.map(parseNetwork);
+  // An IPv4-mapped address is the IPv4 address itself to the socket that connects to it.
+  const parse = (address: string): Ip => ipaddr.process(address.replace(/^\[|\]$/g, ""));
   const allowListed = (address: string) => {
-    const { ip, family } = unmapped(address);
-    return allowed.check(ip, family);
+    const ip = parse(address);
+    return allowed.some((network) => within(ip, network));
   };
   const check = (address: string) => {
-    const { ip, family } = unmapped(address);
-    if (NON_PUBLIC.check(ip, family) && !allowed.check(ip, family))
+    if (!isIP(address.replace(/^\[|\]$/g, "")))
+      throw new RefusedAddressError(`${address} is not an IP address`);
+    const ip = parse(address);
+    if (METADATA.includes(ip.toNormalizedString()))
+      throw new RefusedAddressError(`${address} is a cloud metadata service`);
+    if (!isPublic(ip) && !allowed.some((network) => within(ip, network)))
       throw new RefusedAddressError(`${address} is not a public address`);
   };
   return {

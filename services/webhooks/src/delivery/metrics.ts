@@ -1,5 +1,5 @@
 import { type Kysely, sql } from "@humanpass/db";
-import { type Counter, type Meter, metrics } from "@opentelemetry/api";
+import { type Counter, type Meter, metrics, type UpDownCounter } from "@opentelemetry/api";
 import type { WebhooksDb } from "../db/schema.ts";
 
 export interface DeliveryMetrics {
@@ -7,6 +7,8 @@ export interface DeliveryMetrics {
   attempts: Counter;
   retries: Counter;
   deadLetters: Counter;
+  /** Attempts this replica has in flight. */
+  inFlight: UpDownCounter;
 }
 
 const OUTCOMES = ["delivered", "failed", "refused"] as const;
@@ -29,19 +31,25 @@ export function createDeliveryMetrics(
     deadLetters: meter.createCounter("humanpass.webhooks.dead_letters", {
       description: "deliveries given up after the retry window, kept per endpoint for replay",
     }),
+    inFlight: meter.createUpDownCounter("humanpass.webhooks.attempts_in_flight", {
+      description: "delivery attempts this replica has in flight (at most WEBHOOK_CONCURRENCY)",
+    }),
   };
   for (const outcome of OUTCOMES) counters.attempts.add(0, { outcome });
   counters.retries.add(0);
   counters.deadLetters.add(0);
+  counters.inFlight.add(0);
   return counters;
 }
 
 /**
- * `humanpass_webhooks_pending_deliveries{state}` (`new`: never attempted; `retrying`: attempted, due again later)
- * and `humanpass_webhooks_oldest_pending_delivery_age_seconds`, read from the table when metrics are collected
- * (the partial index on pending rows keeps it cheap). Every replica reports the backlog they share.
+ * `humanpass_webhooks_pending_deliveries{state}` (`new`: never attempted; `retrying`: attempted, due again later),
+ * `humanpass_webhooks_oldest_pending_delivery_age_seconds` and `humanpass_webhooks_saturated_endpoints` (endpoints
+ * holding as many attempts in flight, over all replicas, as `endpointConcurrency` allows: receivers that answer
+ * slowly or not at all), read from the table when metrics are collected (partial indexes keep it cheap). Every
+ * replica reports what they share.
  */
-export function observeDeliveries(meter: Meter, db: Kysely<WebhooksDb>): void {
+export function observeDeliveries(meter: Meter, db: Kysely<WebhooksDb>, endpointConcurrency: number): void {
   const pending = meter.createObservableGauge("humanpass_webhooks_pending_deliveries", {
     description: "Deliveries neither delivered nor dead-lettered, by state (new, retrying)",
   });
@@ -49,16 +57,24 @@ export function observeDeliveries(meter: Meter, db: Kysely<WebhooksDb>): void {
     description: "Time since the oldest pending delivery was first due (0 when none)",
     unit: "s",
   });
+  const saturated = meter.createObservableGauge("humanpass_webhooks_saturated_endpoints", {
+    description:
+      "Endpoints with as many attempts in flight as WEBHOOK_ENDPOINT_CONCURRENCY allows (slow or silent receivers)",
+  });
   meter.addBatchObservableCallback(
     async (result) => {
-      const { rows } = await sql<{ new: string; retrying: string; age: number | null }>`
+      const { rows } = await sql<{ new: string; retrying: string; age: number | null; saturated: string }>`
         select count(*) filter (where attempts = 0) as new, count(*) filter (where attempts > 0) as retrying,
-          extract(epoch from now() - min(retrying_since))::float8 as age
+          extract(epoch from now() - min(retrying_since))::float8 as age,
+          (select count(*) from (
+            select 1 from deliveries where leased_until > now()
+            group by endpoint_id having count(*) >= ${endpointConcurrency}) s) as saturated
         from deliveries where status = 'pending'`.execute(db);
       result.observe(pending, Number(rows[0]?.new ?? 0), { state: "new" });
       result.observe(pending, Number(rows[0]?.retrying ?? 0), { state: "retrying" });
       result.observe(oldest, Math.max(0, rows[0]?.age ?? 0));
+      result.observe(saturated, Number(rows[0]?.saturated ?? 0));
     },
-    [pending, oldest],
+    [pending, oldest, saturated],
   );
 }

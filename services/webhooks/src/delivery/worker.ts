@@ -16,9 +16,12 @@ export interface DeliveryWorkerOptions {
   clock: Clock;
   /** Retries go on for this long after the first attempt, then the delivery is dead-lettered (≥ 24 h). */
   retryWindowMs: number;
-  requestTimeoutMs: number;
-  /** Deliveries attempted at once by one worker. */
-  batchSize: number;
+  /** The whole of one attempt: connection, answer and its body. */
+  attemptTimeoutMs: number;
+  /** Attempts in flight at once in this worker. */
+  concurrency: number;
+  /** Attempts in flight at once to one endpoint, over all workers. */
+  endpointConcurrency: number;
   /** How long an attempt may hold its delivery before another worker takes it up. */
   leaseMs?: number;
   /** Counters of attempts, retries and dead letters (default: on the global OpenTelemetry meter). */
@@ -26,23 +29,28 @@ export interface DeliveryWorkerOptions {
 }
 
 export interface DeliveryWorker {
-  /** One round: every delivery due now (up to the batch size) attempted once. Resolves with how many. */
+  /** Claims what is due now, up to the free slots, and waits for those attempts. Resolves with how many. */
   runOnce(): Promise<number>;
-  /** Rounds until stopped, pausing `idleMs` whenever nothing was due. */
+  /**
+   * Keeps up to `concurrency` attempts in flight: claims again whenever one ends, and every `idleMs` while fewer
+   * were due than there were free slots.
+   */
   start(idleMs: number): void;
+  /** Claims nothing more and waits for the attempts in flight (each ends by its deadline). */
   stop(): Promise<void>;
 }
 
 export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
   const { db, policy, logger, clock } = options;
-  const leaseMs = options.leaseMs ?? options.requestTimeoutMs * 3;
+  const leaseMs = options.leaseMs ?? options.attemptTimeoutMs * 3;
   const deliveryMetrics = options.metrics ?? createDeliveryMetrics();
+  const inFlight = new Set<Promise<void>>();
 
   async function attempt(claim: ClaimedDelivery): Promise<void> {
     const body = JSON.stringify(claim.event);
     const sentAt = clock();
     const headers = signWebhook({ id: claim.eventId, timestamp: sentAt, body, secrets: claim.secrets });
-    const result = await send(policy, claim.url, body, headers, options.requestTimeoutMs);
+    const result = await send(policy, claim.url, body, headers, options.attemptTimeoutMs);
     const now = clock();
     if (result.ok) {
       deliveryMetrics.attempts.add(1, { outcome: "delivered" });
@@ -64,39 +72,75 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     await recordOutcome(db, claim, { error: result.detail, retryAt });
   }
 
-  async function runOnce(): Promise<number> {
-    const claims = await claimDue(db, clock(), leaseMs, options.batchSize);
-    await Promise.all(claims.map(attempt));
-    return claims.length;
+  /** Claims up to the free slots and starts an attempt for each; resolves with the attempts started. */
+  async function fill(): Promise<Promise<void>[]> {
+    const free = options.concurrency - inFlight.size;
+    if (free <= 0) return [];
+    const claims = await claimDue(db, clock(), leaseMs, free, options.endpointConcurrency);
+    return claims.map((claim) => {
+      deliveryMetrics.inFlight.add(1);
+      const running: Promise<void> = attempt(claim)
+        .catch((e: Error) =>
+          // The lease runs out and the delivery is attempted again.
+          logger.warn(
+            { endpoint: claim.endpointId, event: claim.eventId, err: e.message },
+            "webhook attempt failed",
+          ),
+        )
+        .finally(() => {
+          inFlight.delete(running);
+          deliveryMetrics.inFlight.add(-1);
+          wake();
+        });
+      inFlight.add(running);
+      return running;
+    });
   }
 
   const stopping = new AbortController();
+  // Set when an attempt ends: its slot is free, and its endpoint may have room again.
+  let woken = false;
+  let wakeUp: (() => void) | undefined;
+  const wake = () => {
+    woken = true;
+    wakeUp?.();
+  };
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        stopping.signal.removeEventListener("abort", done);
+        wakeUp = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      stopping.signal.addEventListener("abort", done);
+      wakeUp = done;
+    });
+
   let loop: Promise<void> | undefined;
   return {
-    runOnce,
+    async runOnce() {
+      const started = await fill();
+      await Promise.all(started);
+      return started.length;
+    },
     start(idleMs) {
       loop = (async () => {
         while (!stopping.signal.aborted) {
-          const attempted = await runOnce().catch((e: Error) => {
-            logger.warn({ err: e.message }, "webhook delivery round failed");
-            return 0;
+          woken = false;
+          await fill().catch((e: Error) => {
+            logger.warn({ err: e.message }, "claiming webhook deliveries failed");
           });
-          if (attempted === 0) await sleep(idleMs, stopping.signal);
+          // The slots are full or nothing more is due: claim again once an attempt ends, or at the next look.
+          if (!woken) await pause(idleMs);
         }
       })();
     },
     async stop() {
       stopping.abort();
       await loop;
+      await Promise.all(inFlight);
     },
   };
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });

@@ -46,6 +46,51 @@ const DeadLetter = Type.Object({
 });
 const notFound = () => new HttpError(404, "endpoint_not_found", "no endpoint with this id");
 
+// A lone surrogate (not Unicode text) or NUL: Postgres' text cannot hold either, and nobody means them.
+const UNSTORABLE = /[\0\p{Cs}]/u;
+
+/** The first string in `value` (keys included) that Postgres' text cannot hold, described by where it is. */
+function unstorableString(value: unknown, path: string): string | undefined {
+  if (typeof value === "string") return UNSTORABLE.test(value) ? path : undefined;
+  if (value === null || typeof value !== "object") return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const where = Array.isArray(value) ? `${path}[${key}]` : `${path}.${key}`;
+    if (UNSTORABLE.test(key)) return `a key of ${path}`;
+    const found = unstorableString(item, where);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** Refuses any input string holding NUL or a lone surrogate, before validation, with the field it is in. */
+const refuseUnstorableStrings = async (request: { body?: unknown; query?: unknown; params?: unknown }) => {
+  for (const [part, value] of [
+    ["body", request.body],
+    ["query", request.query],
+    ["params", request.params],
+  ] as const) {
+    const where = unstorableString(value, part);
+    if (where)
+      throw new HttpError(400, "invalid_string", `${where} holds a NUL character or a lone surrogate`);
+  }
+};
+
+/** The endpoint URL as the delivery will use it, or a 400 saying why it is not one. */
+function endpointUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new HttpError(400, "invalid_url", "not a URL (scheme://host[:port]/path)");
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    throw new HttpError(400, "invalid_url", "the URL must use https");
+  if (url.port === "0") throw new HttpError(400, "invalid_url", "port 0 cannot be connected to");
+  if (url.username || url.password)
+    throw new HttpError(400, "credentials_in_url", "put no credentials in the endpoint URL");
+  return url;
+}
+
 /**
  * The admin API: register endpoints, rotate their secrets, list and replay their dead letters. Every route needs
  * `Authorization: Bearer <ADMIN_TOKEN>`.
@@ -63,11 +108,12 @@ export function endpointRoutes(
     if (!timingSafeEqual(createHash("sha256").update(token).digest(), expected))
       throw new HttpError(401, "unauthorized", "a valid admin bearer token is required");
   };
+  const guards = { onRequest, preValidation: refuseUnstorableStrings };
 
   app.post(
     "/admin/v1/endpoints",
     {
-      onRequest,
+      ...guards,
       schema: {
         summary: "Register an endpoint; the answer holds its signing secret (shown once)",
         security,
@@ -76,9 +122,7 @@ export function endpointRoutes(
       },
     },
     async (request, reply) => {
-      const url = new URL(request.body.url);
-      if (url.username || url.password)
-        throw new HttpError(400, "credentials_in_url", "put no credentials in the endpoint URL");
+      const url = endpointUrl(request.body.url);
       let address: string;
       try {
         ({ address } = await policy.resolve(url.hostname));
@@ -97,7 +141,7 @@ export function endpointRoutes(
   app.get(
     "/admin/v1/endpoints",
     {
-      onRequest,
+      ...guards,
       schema: {
         summary: "List endpoints",
         security,
@@ -110,7 +154,7 @@ export function endpointRoutes(
   app.delete(
     "/admin/v1/endpoints/:id",
     {
-      onRequest,
+      ...guards,
       schema: {
         summary: "Remove an endpoint and its deliveries",
         security,
@@ -128,7 +172,7 @@ export function endpointRoutes(
   app.post(
     "/admin/v1/endpoints/:id/secrets",
     {
-      onRequest,
+      ...guards,
       schema: {
         summary: "Start a rotation: a new secret signs beside the current one until the previous is retired",
         security,
@@ -147,7 +191,7 @@ export function endpointRoutes(
   app.delete(
     "/admin/v1/endpoints/:id/secrets/previous",
     {
-      onRequest,
+      ...guards,
       schema: {
         summary: "End a rotation: only the newest secret signs",
         security,
@@ -165,7 +209,7 @@ export function endpointRoutes(
   app.get(
     "/admin/v1/endpoints/:id/dead-letters",
     {
-      onRequest,
+      ...guards,
       schema: {
         summary: "Deliveries given up after the retry window",
         security,
@@ -180,12 +224,15 @@ export function endpointRoutes(
   app.post(
     "/admin/v1/endpoints/:id/dead-letters/replay",
     {
-      onRequest,
+      ...guards,
       schema: {
         summary: "Deliver dead letters again (all, or the listed event ids), with a fresh retry window",
         security,
         params: Id,
-        body: Type.Object({ eventIds: Type.Optional(Type.Array(Type.String(), { maxItems: 1000 })) }),
+        body: Type.Object(
+          { eventIds: Type.Optional(Type.Array(Type.String({ maxLength: 256 }), { maxItems: 1000 })) },
+          { additionalProperties: false },
+        ),
         response: { 200: Type.Object({ replayed: Type.Array(Type.String()) }) },
       },
     },

@@ -92,8 +92,8 @@ describe.sequential("the stack in containers, 2 replicas of every service", () =
   });
 
   // Spec 1 answers a wallet token that does not verify with a 500, and no wallet proof verifies against the devnet:
-  // that 500 is declared for the serverErrors invariant. It is sent first so that the 5xx ratio it gives the
-  // verifier (HumanpassHighErrorRatio, over 5 minutes) is out of the window long before the final alert check.
+  // that 500 is declared for the serverErrors invariant. It carries error_type="client_input", so no error alert
+  // counts it (deploy/observability/alerts.test.yml, "client-caused errors"); it is still sent first.
   it("a wallet callback's trace holds the worker's proof verification under the callback's server span", async () => {
     const sent: Response[] = [];
     const callback = await postTracedCallback(h.stack.urls.verifier, recordingFetch(h.stack.urls, sent));
