@@ -58,7 +58,7 @@ describe("deploy/migrate/run.mjs (make migrate, the Kubernetes migration job)", 
 });
 
 describe("deploy/migrate/topology.mjs (make migrate, compose's nats-topology, the migration job)", () => {
-  it("creates every stream and the dead-letter stream, and runs again unchanged", async () => {
+  it("creates every stream, the dead-letter stream and the services' durables, and runs again unchanged", async () => {
     const topology = testTopology();
     const nc = await connectTestNats();
     try {
@@ -68,9 +68,18 @@ describe("deploy/migrate/topology.mjs (make migrate, compose's nats-topology, th
           env: { ...process.env, NATS_URL: testNatsUrl(), EVENTS_PREFIX: topology.prefix, NATS_USER: "" },
         });
         const p = topology.prefix.toUpperCase();
-        expect(stdout).toBe(
-          `streams applied: ${["VERIFIER", "CHAIN", "AGENT_AUTH", "PAYMENTS", "DEAD_LETTERS"].map((s) => `${p}_${s}`).join(", ")}\n`,
+        const streams = ["VERIFIER", "CHAIN", "AGENT_AUTH", "PAYMENTS", "DEAD_LETTERS"].map(
+          (s) => `${p}_${s}`,
         );
+        const durables = [
+          "CHAIN/attestations-api-chain",
+          "VERIFIER/attestations-api-verifier",
+          "VERIFIER/webhooks-verifier",
+          "CHAIN/webhooks-chain",
+          "AGENT_AUTH/webhooks-agent_auth",
+          "PAYMENTS/webhooks-payments",
+        ].map((d) => `${p}_${d}`);
+        expect(stdout).toBe(`streams and durables applied: ${[...streams, ...durables].join(", ")}\n`);
       }
     } finally {
       await deleteTestStreams(nc, topology);

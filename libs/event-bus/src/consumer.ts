@@ -14,6 +14,7 @@ import { createNoopMeter, type Meter } from "@opentelemetry/api";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { Logger } from "pino";
 import { ensureDeadLetterStream, publishDeadLetter } from "./dead-letters.ts";
+import { DEFAULT_ACK_WAIT_MS } from "./durables.ts";
 import { sleep } from "./sleep.ts";
 import { ensureDurable } from "./topology.ts";
 import { contextFrom, inSpan, linkTo, SpanKind } from "./tracing.ts";
@@ -40,6 +41,10 @@ interface ConsumerBaseOptions {
   db: Kysely<any>;
   nats: NatsConnection;
   topology: Topology;
+  /**
+   * `stream`, `durable`, `type` and `ackWaitMs` are a service's `DurableSpec` (durables.ts): the durable the topology
+   * step created for it.
+   */
   stream: StreamName;
   durable: string;
   /** One event type, or the whole stream. */
@@ -141,7 +146,7 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
   const backoff = options.backoffMs ?? defaultBackoff;
   const unavailableBackoff = options.unavailableBackoffMs ?? defaultUnavailableBackoff;
   const batchSize = options.batchSize ?? 200;
-  const ackWaitMs = options.ackWaitMs ?? 30_000;
+  const ackWaitMs = options.ackWaitMs ?? DEFAULT_ACK_WAIT_MS;
   const stats: ConsumerStats = { applied: 0, duplicates: 0, retried: 0, deadLettered: 0, unavailable: 0 };
   const instruments = consumerInstruments(options.meter ?? createNoopMeter());
   const labels = { consumer: durable };

@@ -5,6 +5,7 @@ export * from "./cache-invalidation.ts";
 export * from "./connection.ts";
 export * from "./consumer.ts";
 export * from "./dead-letters.ts";
+export * from "./durables.ts";
 export * from "./jetstream-metrics.ts";
 export * from "./outbox.ts";
 export * from "./permissions.ts";

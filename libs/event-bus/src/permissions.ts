@@ -8,6 +8,7 @@ import {
 } from "@humanpass/events";
 import { CHAIN_INVALIDATION_TYPES } from "./cache-invalidation.ts";
 import { deadLetterStreamName, deadLetterSubject } from "./dead-letters.ts";
+import { ATTESTATIONS_API_DURABLES, type DurableSpec, WEBHOOKS_DURABLES } from "./durables.ts";
 
 /**
  * The one description of who may do what on NATS: deploy/k8s/base/nats/users.conf is generated from it
@@ -27,8 +28,11 @@ export interface ServiceGrant {
   user: string;
   /** The stream whose subjects it publishes on (the stream it owns). */
   owns?: StreamName;
-  /** Durable pull consumers it reads with (acked); each may store dead letters under its own name. */
-  durables: Array<{ stream: StreamName; durable: string }>;
+  /**
+   * Durable pull consumers it reads with (acked), as the service starts them and the topology step creates them;
+   * each may store dead letters under its own name.
+   */
+  durables: DurableSpec[];
   /**
    * Event types it follows with plain subscriptions to their subjects (a replica's cache invalidations: nothing
    * acked, no consumer on the server), so it needs no consumer API on that stream.
@@ -38,28 +42,13 @@ export interface ServiceGrant {
 
 const CHAIN_INVALIDATIONS = { stream: "CHAIN" as const, types: [...CHAIN_INVALIDATION_TYPES] };
 
-const ATTESTATIONS_API_DURABLES: ServiceGrant["durables"] = [
-  { stream: "CHAIN", durable: "attestations-api-chain" },
-  { stream: "VERIFIER", durable: "attestations-api-verifier" },
-];
-
 export const SERVICE_GRANTS: ServiceGrant[] = [
   { user: "verifier", owns: "VERIFIER", durables: [], follows: [] },
   { user: "chain-indexer", owns: "CHAIN", durables: [], follows: [] },
-  { user: "attestations-api", durables: ATTESTATIONS_API_DURABLES, follows: [] },
+  { user: "attestations-api", durables: Object.values(ATTESTATIONS_API_DURABLES), follows: [] },
   { user: "agent-auth", owns: "AGENT_AUTH", durables: [], follows: [CHAIN_INVALIDATIONS] },
   { user: "payment-gateway", owns: "PAYMENTS", durables: [], follows: [CHAIN_INVALIDATIONS] },
-  {
-    // Relays every stream to registered endpoints (services/webhooks/src/events/ingest.ts names these durables).
-    user: "webhooks",
-    durables: [
-      { stream: "VERIFIER", durable: "webhooks-verifier" },
-      { stream: "CHAIN", durable: "webhooks-chain" },
-      { stream: "AGENT_AUTH", durable: "webhooks-agent_auth" },
-      { stream: "PAYMENTS", durable: "webhooks-payments" },
-    ],
-    follows: [],
-  },
+  { user: "webhooks", durables: WEBHOOKS_DURABLES, follows: [] },
 ];
 
 /** The account of the streams, the services and the tools. */
@@ -71,7 +60,7 @@ export const OPERATOR_USER = "operator";
 /** `make reindex` and the attestations-api-reindex CronJob: deletes and replays attestations-api's durables. */
 export const REINDEX_GRANT: ServiceGrant = {
   user: "attestations-api-reindex",
-  durables: ATTESTATIONS_API_DURABLES,
+  durables: Object.values(ATTESTATIONS_API_DURABLES),
   follows: [],
 };
 /** The humanpass-dead-letters Job (deploy/k8s/base/maintenance): lists, replays and removes dead letters. */
@@ -113,9 +102,10 @@ const unique = <T>(xs: T[]): T[] => [...new Set(xs)];
 
 /**
  * A service reaches only its own subjects and durables. A create request's payload is not checked, so a durable
- * named like its own could be created as a push consumer delivering anywhere; two facts keep that from
- * happening: a service may not delete its durables (only the reindex user may), and the server refuses to turn an
- * existing pull consumer into a push one (a pull consumer's `max_waiting` cannot change), so once a durable exists,
+ * named like its own could be created as a push consumer delivering anywhere; three facts keep that from
+ * happening: the topology step creates every service durable, pull, before the services start
+ * (`applyServiceDurables`); a service may not delete its durables (only the reindex user may); and the server
+ * refuses to turn an existing pull consumer into a push one (a pull consumer's `max_waiting` cannot change), so
  * every create of that name is an update of a pull consumer.
  */
 export function servicePermissions(grant: ServiceGrant, topology: Topology, canDelete = false): Permissions {
@@ -257,10 +247,12 @@ function topologyStreams(topology: Topology): string[] {
 }
 
 /**
- * Creates what is missing and reads the rest: the topology's streams and each subscriber's copies (through the
- * imports of their accounts' stream APIs). No update: the payload of an update is invisible to permissions, so
- * with it this user could shrink a stream's limits (a purge in effect) or add subjects; changing an existing
- * stream is `humanpass nats topology --update --confirm`, as `operator`.
+ * Creates what is missing and reads the rest: the topology's streams, the services' durables (pull, before the
+ * services start: `applyServiceDurables`) and each subscriber's copies (through the imports of their accounts'
+ * stream APIs). No stream update: the payload of an update is invisible to permissions, so with it this user
+ * could shrink a stream's limits (a purge in effect) or add subjects; changing an existing stream is `humanpass
+ * nats topology --update --confirm`, as `operator`. A durable's create subject is its update's too, as for the
+ * services themselves; the topology step sends it only for a durable that does not exist.
  */
 export function topologyPermissions(topology: Topology, subscribers: SubscriberGrant[]): Permissions {
   return {
@@ -268,6 +260,14 @@ export function topologyPermissions(topology: Topology, subscribers: SubscriberG
       allow: [
         `${API}.INFO`,
         ...topologyStreams(topology).flatMap((s) => [`${API}.STREAM.INFO.${s}`, `${API}.STREAM.CREATE.${s}`]),
+        ...SERVICE_GRANTS.flatMap((g) => g.durables).flatMap(({ stream, durable }) => {
+          const name = streamName(topology, stream);
+          return [
+            `${API}.CONSUMER.INFO.${name}.${durable}`,
+            `${API}.CONSUMER.CREATE.${name}.${durable}`,
+            `${API}.CONSUMER.CREATE.${name}.${durable}.>`,
+          ];
+        }),
         ...subscribers.flatMap((g) =>
           g.streams.flatMap((s) => [
             `${subscriberApiPrefix(g.name)}.STREAM.INFO.${streamName(topology, s)}`,

@@ -1,14 +1,6 @@
+import { STREAMS, type StreamName, streamName, streamSubjects, type Topology } from "@humanpass/events";
 import {
-  STREAMS,
-  type StreamName,
-  streamName,
-  streamSubjects,
-  subjectOf,
-  type Topology,
-} from "@humanpass/events";
-import {
-  AckPolicy,
-  DeliverPolicy,
+  type ConsumerConfig,
   DiscardPolicy,
   type JetStreamManager,
   jetstreamManager,
@@ -20,7 +12,9 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { accessOptions, type NatsAccess } from "./connection.ts";
 import { deadLetterStreamConfig, deadLetterStreamName } from "./dead-letters.ts";
+import { type DurableSpec, durableConfig, durableDifferences } from "./durables.ts";
 import {
+  SERVICE_GRANTS,
   SERVICES_API_PREFIX,
   type SubscriberGrant,
   sourceDeliverPrefix,
@@ -45,11 +39,20 @@ export interface StreamsOptions {
   retention?: Partial<Retention>;
 }
 
-/** An existing stream whose configuration is not the topology's, and how (`max_bytes: 1024 → -1`). */
+/**
+ * An existing stream, or a service's durable on it, whose configuration is not the topology's, and how
+ * (`max_bytes: 1024 → -1`).
+ */
 export interface StreamDrift {
   stream: string;
+  /** Set when it is this durable of the stream that differs. */
+  durable?: string;
   changes: string[];
 }
+
+/** How a drift names what differs: `CHAIN`, or `CHAIN consumer webhooks-chain`. */
+export const driftName = (drift: StreamDrift) =>
+  drift.durable ? `${drift.stream} consumer ${drift.durable}` : drift.stream;
 
 export interface TopologyOptions extends StreamsOptions {
   /**
@@ -158,10 +161,11 @@ async function createOrUpdate(
 }
 
 /**
- * Creates every missing stream and the dead-letter stream, replicas and retention (DEFAULT_RETENTION unless given):
- * what the migrations step runs with the `topology` NATS user, the only one allowed to (services only wait for their
- * streams, `waitForStreams`). An existing stream that differs goes to `onDrift`, and is changed only with `update`
- * (by `operator`: the topology user may not update a stream).
+ * Creates every missing stream and the dead-letter stream, replicas and retention (DEFAULT_RETENTION unless given),
+ * then every service's durables (`applyServiceDurables`): what the migrations step runs with the `topology` NATS
+ * user, the only one allowed to create streams (services only wait for their streams, `waitForStreams`). An
+ * existing stream or durable that differs goes to `onDrift`, and is changed only with `update` (by `operator`: the
+ * topology user may not update a stream). Returns the streams' names, then `<stream>/<durable>` for each durable.
  */
 export async function applyTopology(
   jsm: JetStreamManager,
@@ -177,7 +181,8 @@ export async function applyTopology(
     deadLetterStreamConfig(topology, { replicas: options.replicas, limits: retention.DEAD_LETTERS }),
     mode,
   );
-  return [...streams.map((s) => streamName(topology, s)), deadLetterStreamName(topology)];
+  const durables = await applyServiceDurables(jsm, topology, mode);
+  return [...streams.map((s) => streamName(topology, s)), deadLetterStreamName(topology), ...durables];
 }
 
 /**
@@ -245,31 +250,18 @@ export async function waitForStreams(
   }
 }
 
-export interface DurableSpec {
-  stream: StreamName;
-  durable: string;
-  /** Event types to receive; all of the stream when omitted. One filter subject only, so NATS 2.9 works. */
-  type?: string;
-  ackWaitMs?: number;
-}
-
-/** Creates or updates a durable pull consumer; idempotent. */
+/**
+ * Creates the durable pull consumer of `spec` (`durableConfig`), or updates an existing one's ack wait and
+ * pending limit; idempotent. What `startConsumer` runs at a service's start: where the topology step created the
+ * durable first (every deployment) this is an update of a pull consumer, which the server never turns into a push one.
+ */
 export async function ensureDurable(
   jsm: JetStreamManager,
   topology: Topology,
   spec: DurableSpec,
 ): Promise<void> {
   const stream = streamName(topology, spec.stream);
-  const config = {
-    durable_name: spec.durable,
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
-    filter_subject: spec.type
-      ? subjectOf(topology, spec.stream, spec.type)
-      : streamSubjects(topology, spec.stream),
-    ack_wait: (spec.ackWaitMs ?? 30_000) * 1_000_000,
-    max_ack_pending: 10_000,
-  };
+  const config = durableConfig(topology, spec);
   try {
     await jsm.consumers.info(stream, spec.durable);
     await jsm.consumers.update(stream, spec.durable, {
@@ -280,6 +272,53 @@ export async function ensureDurable(
     if (!isNotFound(e)) throw e;
     await jsm.consumers.add(stream, config);
   }
+}
+
+/**
+ * Creates every service's durables (`SERVICE_GRANTS`) as pull consumers before the services start: a service user
+ * may create its own durable's name with any payload (permissions cannot read it), so a durable it found missing
+ * it could create as a push consumer delivering into another service's subjects; one that exists stays a pull
+ * consumer. An existing durable that differs goes to `onDrift`, and is changed only with `update` (as `operator`):
+ * updated in place, or deleted and created again where the server cannot update it (a push one, another deliver
+ * policy), which starts it again from the stream's first message (the services' inboxes drop what they applied).
+ */
+export async function applyServiceDurables(
+  jsm: JetStreamManager,
+  topology: Topology,
+  mode: { update?: boolean; onDrift?: (drift: StreamDrift) => void } = {},
+): Promise<string[]> {
+  const applied: string[] = [];
+  for (const spec of SERVICE_GRANTS.flatMap((g) => g.durables)) {
+    const stream = streamName(topology, spec.stream);
+    const config = durableConfig(topology, spec);
+    applied.push(`${stream}/${spec.durable}`);
+    let existing: Partial<ConsumerConfig>;
+    try {
+      existing = (await jsm.consumers.info(stream, spec.durable)).config;
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+      await jsm.consumers.add(stream, config).catch((err) => {
+        // Another topology run, or the service itself, created it between our info and add.
+        if (!String(err).includes("already in use") && !String(err).includes("already exists")) throw err;
+      });
+      continue;
+    }
+    const changes = durableDifferences(existing, topology, spec);
+    if (changes.length === 0) continue;
+    if (mode.update) {
+      const inPlace =
+        !existing.deliver_subject &&
+        existing.deliver_policy === config.deliver_policy &&
+        existing.ack_policy === config.ack_policy;
+      if (inPlace) await jsm.consumers.update(stream, spec.durable, config);
+      else {
+        await jsm.consumers.delete(stream, spec.durable);
+        await jsm.consumers.add(stream, config);
+      }
+    }
+    mode.onDrift?.({ stream, durable: spec.durable, changes });
+  }
+  return applied;
 }
 
 function isNotFound(e: unknown): boolean {

@@ -93,7 +93,14 @@ beforeAll(async () => {
   server = await startAuthNatsServer(renderUsersConf(DEFAULT_TOPOLOGY, SUBSCRIBERS), USERS);
   const topologyNc = await server.connectAs("topology");
   const applied = await applyTopology(await jetstreamManager(topologyNc), DEFAULT_TOPOLOGY);
-  expect(applied).toEqual(["VERIFIER", "CHAIN", "AGENT_AUTH", "PAYMENTS", "DEAD_LETTERS"]);
+  expect(applied).toEqual([
+    "VERIFIER",
+    "CHAIN",
+    "AGENT_AUTH",
+    "PAYMENTS",
+    "DEAD_LETTERS",
+    ...SERVICE_GRANTS.flatMap((g) => g.durables.map((d) => `${d.stream}/${d.durable}`)),
+  ]);
   expect(await applySubscriberStreams(topologyNc, DEFAULT_TOPOLOGY, SUBSCRIBERS)).toEqual([
     "acme:VERIFIER",
     "acme:AGENT_AUTH",
@@ -310,12 +317,17 @@ describe("service users", () => {
   it("attestations-api reads its durables, acks, stores its dead letters; deletes none, turns none into a push consumer", async () => {
     const nc = await server.connectAs("attestations-api");
     const jsm = await jetstreamManager(nc);
+    // What its verifier durable filters (uniqueness_verified): the event it reads there.
+    const proof = subjectOf(DEFAULT_TOPOLOGY, "VERIFIER", "uniqueness_verified");
+    await operatorJs.publish(proof, eventFor("VERIFIER").payload);
     const before = { chain: await messagesIn("CHAIN"), verifier: await messagesIn("VERIFIER") };
-    for (const { stream, durable } of SERVICE_GRANTS.find((g) => g.user === "attestations-api")!.durables) {
-      await ensureDurable(jsm, DEFAULT_TOPOLOGY, { stream, durable });
-      await ensureDurable(jsm, DEFAULT_TOPOLOGY, { stream, durable, ackWaitMs: 20_000 }); // the update path
+    for (const spec of SERVICE_GRANTS.find((g) => g.user === "attestations-api")!.durables) {
+      const { stream, durable } = spec;
+      // Created by the topology step already: the service's start updates it.
+      await ensureDurable(jsm, DEFAULT_TOPOLOGY, spec);
+      await ensureDurable(jsm, DEFAULT_TOPOLOGY, { ...spec, ackWaitMs: 20_000 });
       const msg = await (await jetstream(nc).consumers.get(stream, durable)).next({ expires: 2_000 });
-      expect(msg?.subject).toBe(eventFor(stream).subject);
+      expect(msg?.subject).toBe(spec.type ? proof : eventFor(stream).subject);
       expect(await msg?.ackAck()).toBe(true);
       await jetstream(nc).publish(`dead_letters.${durable}`, "{}", {
         expect: { streamName: "DEAD_LETTERS" },
@@ -708,5 +720,95 @@ describe("the same subscriber put back into the services' account", () => {
     } finally {
       await shared.stop();
     }
+  });
+});
+
+describe("the services' durables, created by the topology step before the services start", () => {
+  const target = subjectOf(DEFAULT_TOPOLOGY, "CHAIN", "blocks_reverted");
+
+  /** What a service user could send for its own durable's name: a push consumer delivering to `target`. */
+  const pushDurable = (nc: NatsConnection, stream: StreamName, durable: string) =>
+    outcome(
+      nc
+        .request(
+          `$JS.API.CONSUMER.CREATE.${stream}.${durable}`,
+          JSON.stringify({
+            stream_name: stream,
+            config: {
+              durable_name: durable,
+              ack_policy: AckPolicy.None,
+              deliver_policy: DeliverPolicy.All,
+              deliver_subject: target,
+            },
+          }),
+        )
+        .then((reply) => {
+          const error = reply.json<{ error?: { description: string } }>().error;
+          if (error) throw new Error(error.description);
+        }),
+    );
+
+  it("are pull consumers its user cannot make push; where one is missing, its user could (the control)", async () => {
+    // agent-auth follows chain.blocks_reverted: the interest a push consumer delivers to.
+    const agentAuth = await server.connectAs("agent-auth");
+    const injected: string[] = [];
+    const follower = agentAuth.subscribe(target, {
+      callback: (_e, m) => {
+        injected.push(m.subject);
+      },
+    });
+    await agentAuth.flush();
+    const webhooks = await server.connectAs("webhooks");
+    const operator = await operatorJsm();
+    const chainBefore = await messagesIn("CHAIN");
+
+    const preCreated = await pushDurable(webhooks, "AGENT_AUTH", "webhooks-agent_auth");
+    expect(preCreated).toMatch(/can not be updated/);
+    const kept = (await operator.consumers.info("AGENT_AUTH", "webhooks-agent_auth")).config;
+    expect(kept.deliver_subject).toBeUndefined();
+
+    // The same request where the durable does not exist yet: the server copies PAYMENTS into CHAIN.
+    await operator.consumers.delete("PAYMENTS", "webhooks-payments");
+    expect(await pushDurable(webhooks, "PAYMENTS", "webhooks-payments")).toBe("ok");
+    const payments = await messagesIn("PAYMENTS");
+    // Each of PAYMENTS's messages reaches the gateway's follow, and CHAIN stores them (one per message id).
+    await expect.poll(() => injected.length, { timeout: 10_000 }).toBe(payments);
+    await expect.poll(() => messagesIn("CHAIN"), { timeout: 10_000 }).toBeGreaterThan(chainBefore);
+    // Only the missing durable's deliveries arrived: none of AGENT_AUTH's, whose durable existed.
+    await agentAuth.flush();
+    expect(injected).toHaveLength(payments);
+    follower.unsubscribe();
+
+    // The topology step reports the hijacked durable and leaves it; `--update --confirm`, as operator, repairs it.
+    const topologyJsm = await jetstreamManager(await server.connectAs("topology"));
+    const drifts: string[] = [];
+    await applyTopology(topologyJsm, DEFAULT_TOPOLOGY, {
+      onDrift: (d) => drifts.push(`${d.stream} ${d.durable} ${d.changes.join(", ")}`),
+    });
+    // (attestations-api-chain differs too: an earlier test re-pointed it as operator.)
+    expect(drifts.filter((d) => d.startsWith("PAYMENTS"))).toEqual([
+      expect.stringMatching(
+        /^PAYMENTS webhooks-payments ack_policy: "none" → "explicit", .*deliver_subject: "chain\.blocks_reverted" → undefined$/,
+      ),
+    ]);
+    await applyTopology(operator, DEFAULT_TOPOLOGY, { update: true });
+    const repaired = (await operator.consumers.info("PAYMENTS", "webhooks-payments")).config;
+    expect({ deliver: repaired.deliver_subject, ack: repaired.ack_policy }).toEqual({
+      deliver: undefined,
+      ack: AckPolicy.Explicit,
+    });
+  });
+
+  it("are read by the service that owns them (its start finds them created)", async () => {
+    const before = (await (await operatorJsm()).consumers.info("CHAIN", "webhooks-chain")).delivered
+      .stream_seq;
+    const nc = await server.connectAs("webhooks");
+    const spec = SERVICE_GRANTS.find((g) => g.user === "webhooks")!.durables.find(
+      (d) => d.stream === "CHAIN",
+    )!;
+    await ensureDurable(await jetstreamManager(nc), DEFAULT_TOPOLOGY, spec);
+    const msg = await (await jetstream(nc).consumers.get("CHAIN", spec.durable)).next({ expires: 2_000 });
+    expect(msg?.seq).toBe(before + 1);
+    expect(await msg?.ackAck()).toBe(true);
   });
 });

@@ -88,7 +88,7 @@ describe("the topology step", () => {
       expect(reported.stdout).toContain(`${nameOf(target)} differs from the topology, not changed: `);
     expect(await configs()).toEqual(before);
     const { stdout } = await topologyStep(env, ["--update", "--confirm"]);
-    expect(stdout).toContain(`streams applied: ${RETENTION_TARGETS.map(nameOf).join(", ")}`);
+    expect(stdout).toContain(`streams and durables applied: ${RETENTION_TARGETS.map(nameOf).join(", ")}`);
     const after = await configs();
     for (const target of RETENTION_TARGETS) {
       const expected =

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import {
   applyTopologyAt,
+  driftName,
   parseSubscriberGrant,
   parseSubscriberGrants,
   passwordVariable,
@@ -29,10 +30,10 @@ subscriber   prints the account entry of subscriber-<name>: an account of its ow
              where it may create any consumer and change no stream. Its password (generated unless --password is
              given) goes to stderr, once; the entry names it by variable (NATS_SUBSCRIBER_<NAME>_PASSWORD). Add the
              subscriber to the file with users-conf --subscriber <name>=<STREAM,…>, which prints this entry too.
-topology     creates every missing stream, the dead-letter stream and the subscribers' copies (--subscriber or
-             $NATS_SUBSCRIBERS) as NATS_USER=topology (NATS_PASSWORD) where the server requires a user;
+topology     creates every missing stream, the dead-letter stream, the services' durable pull consumers and the
+             subscribers' copies (--subscriber or $NATS_SUBSCRIBERS) as NATS_USER=topology (NATS_PASSWORD) where the server requires a user;
              --replicas or $JETSTREAM_REPLICAS (default 1); retention from $JETSTREAM_<STREAM>_MAX_AGE and
-             $JETSTREAM_<STREAM>_MAX_BYTES (docs/deploy.md). An existing stream is never changed: its differences are printed.
+             $JETSTREAM_<STREAM>_MAX_BYTES (docs/deploy.md). An existing stream or durable is never changed: its differences are printed.
              --update prints them and exits 1; --update --confirm applies them (a smaller limit removes stored
              events), as NATS_USER=operator: the topology user may not update a stream.
 `;
@@ -157,10 +158,12 @@ export async function runNats(
     update: options.update === "apply",
     onDrift: (d) => drifts.push(d),
   });
-  io.err(`streams applied: ${streams.join(", ")}`);
+  io.err(`streams and durables applied: ${streams.join(", ")}`);
   const applied = options.update === "apply";
-  for (const { stream, changes } of drifts)
-    io.err(`${stream} ${applied ? "updated" : "differs from the topology"}: ${changes.join(", ")}`);
+  for (const drift of drifts)
+    io.err(
+      `${driftName(drift)} ${applied ? "updated" : "differs from the topology"}: ${drift.changes.join(", ")}`,
+    );
   if (drifts.length === 0 || applied) return 0;
   if (options.update === "show") {
     io.err(

@@ -1,6 +1,6 @@
 /**
  * Creates the JetStream stream topology (every stream and the dead-letter stream, with JETSTREAM_REPLICAS and each
- * stream's JETSTREAM_<STREAM>_MAX_AGE / _MAX_BYTES, docs/deploy.md) and the copies of each subscriber of
+ * stream's JETSTREAM_<STREAM>_MAX_AGE / _MAX_BYTES, docs/deploy.md), every service's durable pull consumers and the copies of each subscriber of
  * NATS_SUBSCRIBERS (`<name>=<STREAM,…>`, space separated) as the `topology` NATS user, the only service-side user
  * allowed to create one: services wait for their streams (deploy/k8s/base/nats/users.conf). An existing stream is not changed (the
  * topology user may not update one): its differences are printed; `--update --confirm`, as the `operator` user,
@@ -10,6 +10,7 @@
  */
 import {
   applyTopologyAt,
+  driftName,
   parseSubscriberGrants,
   RetentionConfigError,
   retentionFromEnv,
@@ -52,10 +53,10 @@ const streams = await applyTopologyAt(
     retention,
     subscribers,
     update,
-    onDrift: ({ stream, changes }) =>
+    onDrift: (drift) =>
       process.stdout.write(
-        `${stream} ${update ? "updated" : "differs from the topology, not changed"}: ${changes.join(", ")}\n`,
+        `${driftName(drift)} ${update ? "updated" : "differs from the topology, not changed"}: ${drift.changes.join(", ")}\n`,
       ),
   },
 );
-process.stdout.write(`streams applied${user ? ` as ${user}` : ""}: ${streams.join(", ")}\n`);
+process.stdout.write(`streams and durables applied${user ? ` as ${user}` : ""}: ${streams.join(", ")}\n`);

@@ -1,5 +1,6 @@
 import type { Kysely } from "@humanpass/db";
 import {
+  ATTESTATIONS_API_DURABLES,
   type NatsConnection,
   type RunningConsumer,
   startConsumer,
@@ -13,9 +14,10 @@ export interface ReadModelDurables {
   verifier: string;
 }
 
+/** The names the topology step creates (and the service's NATS user may use): ATTESTATIONS_API_DURABLES. */
 export const DEFAULT_DURABLES: ReadModelDurables = {
-  chain: "attestations-api-chain",
-  verifier: "attestations-api-verifier",
+  chain: ATTESTATIONS_API_DURABLES.chain.durable,
+  verifier: ATTESTATIONS_API_DURABLES.verifier.durable,
 };
 
 /**
@@ -42,16 +44,15 @@ export async function startReadModelConsumers(options: {
   };
   const chain = await startConsumer({
     ...common,
-    stream: "CHAIN",
+    ...ATTESTATIONS_API_DURABLES.chain,
     durable: durables.chain,
     exclusive: true,
     handler: applyChainEvent,
   });
   const verifier = await startConsumer({
     ...common,
-    stream: "VERIFIER",
+    ...ATTESTATIONS_API_DURABLES.verifier,
     durable: durables.verifier,
-    type: "uniqueness_verified",
     handler: applyVerifierEvent,
   });
   options.meter

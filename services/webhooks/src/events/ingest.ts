@@ -3,9 +3,9 @@ import {
   type NatsConnection,
   type RunningConsumer,
   STREAMS,
-  type StreamName,
   startConsumer,
   type Topology,
+  WEBHOOKS_DURABLES,
 } from "@humanpass/event-bus";
 import type { Logger, Meter } from "@humanpass/telemetry";
 import type { Clock } from "../clock.ts";
@@ -26,17 +26,16 @@ export async function startIngest(options: {
   meter?: Meter;
 }): Promise<RunningConsumer[]> {
   return Promise.all(
-    (Object.keys(STREAMS) as StreamName[]).map((stream) =>
+    WEBHOOKS_DURABLES.map((durable) =>
       startConsumer({
         db: options.db,
         nats: options.nats,
         topology: options.topology,
         logger: options.logger,
         meter: options.meter,
-        stream,
-        durable: `webhooks-${STREAMS[stream].domain}`,
+        ...durable,
         handler: (event, trx) =>
-          enqueueDeliveries(trx, `${STREAMS[stream].domain}.${event.type}`, event, options.clock()),
+          enqueueDeliveries(trx, `${STREAMS[durable.stream].domain}.${event.type}`, event, options.clock()),
       }),
     ),
   );
