@@ -25,7 +25,7 @@ describe("environment", () => {
   it("has spec 3's defaults: port 4021, no mock facilitator", () => {
     const config = loadConfig(PaymentGatewayEnv, {
       EVM_ADDRESS,
-      FACILITATOR_URL: "https://facilitator.example",
+      FACILITATOR_URL: "https://facilitator.humanpass.internal",
     });
     expect(config).toMatchObject({ PORT: 4021, MOCK_FACILITATOR: false, USAGE_STORAGE: "postgres" });
     expect(() => checkSettings(config)).not.toThrow();
@@ -248,7 +248,7 @@ describe("start-up", () => {
       NATS_URL: testNatsUrl(),
       NODE_ENV: "production",
       EVM_ADDRESS,
-      FACILITATOR_URL: "https://facilitator.example",
+      FACILITATOR_URL: "https://facilitator.humanpass.internal",
       USAGE_STORAGE: "memory",
       PORT: "0",
     });
