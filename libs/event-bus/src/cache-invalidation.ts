@@ -10,6 +10,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { createNoopMeter, type Meter } from "@opentelemetry/api";
 import type { Logger } from "pino";
+import { observeAnswered } from "./jetstream-metrics.ts";
 
 /** What one revocation unpairs: the attestation and its recipient. */
 export type ChainRevocation = Pick<
@@ -74,13 +75,16 @@ export async function followChainInvalidations(
   });
   const jsm = await jetstreamManager(nats);
   const stream = streamName(options.topology, "CHAIN");
-  inStream.addCallback(async (result) => {
-    for (const type of CHAIN_INVALIDATION_TYPES) {
-      const subject = subjectOf(options.topology, "CHAIN", type);
-      const info = await jsm.streams.info(stream, { subjects_filter: subject }).catch(() => undefined);
-      if (info) result.observe(info.state.subjects?.[subject] ?? 0, { type });
-    }
-  });
+  inStream.addCallback((result) =>
+    observeAnswered(
+      CHAIN_INVALIDATION_TYPES.map((type) => {
+        const subject = subjectOf(options.topology, "CHAIN", type);
+        return jsm.streams
+          .info(stream, { subjects_filter: subject })
+          .then((info) => () => result.observe(info.state.subjects?.[subject] ?? 0, { type }));
+      }),
+    ),
+  );
 
   function apply(type: string, event: CloudEvent<any>): void {
     if (event.type !== type) return;

@@ -226,8 +226,13 @@ describe.sequential("the stack in containers, 2 replicas of every service", () =
           "humanpass_verifier_verification_batch_size_sum",
           "humanpass_verifier_verification_batch_size_count",
         ]);
-        // Exported by CloudNativePG's Barman Cloud plugin, which runs in Kubernetes only (HumanpassPostgresBackupTooOld).
-        const outsideCompose = new Set(["barman_cloud_cloudnative_pg_io_last_available_backup_timestamp"]);
+        // Kubernetes only: CloudNativePG's Barman Cloud plugin (HumanpassPostgresBackupTooOld) and the kubelet's
+        // volume stats (HumanpassNatsStoreNearFull).
+        const outsideCompose = new Set([
+          "barman_cloud_cloudnative_pg_io_last_available_backup_timestamp",
+          "kubelet_volume_stats_used_bytes",
+          "kubelet_volume_stats_capacity_bytes",
+        ]);
         const problems: string[] = [];
         for (const { where, expr } of expressions) {
           const answer = await instantQuery(h.prometheusUrl, expr);
