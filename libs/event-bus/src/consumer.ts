@@ -8,6 +8,7 @@ import {
   subjectOf,
   type Topology,
 } from "@humanpass/events";
+import { backoffDelay, sleep } from "@humanpass/retry";
 import { type ConsumerMessages, type JetStreamManager, type JsMsg, jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { createNoopMeter, type Meter } from "@opentelemetry/api";
@@ -15,7 +16,6 @@ import { type Kysely, sql, type Transaction } from "kysely";
 import type { Logger } from "pino";
 import { ensureDeadLetterStream, publishDeadLetter } from "./dead-letters.ts";
 import { DEFAULT_ACK_WAIT_MS } from "./durables.ts";
-import { sleep } from "./sleep.ts";
 import { ensureDurable } from "./topology.ts";
 import { contextFrom, inSpan, linkTo, SpanKind } from "./tracing.ts";
 
@@ -98,8 +98,8 @@ export interface RunningConsumer {
  */
 export const CONSUME_EXPIRES_MS = 5_000;
 
-const defaultBackoff = (attempt: number) => Math.min(250 * 2 ** (attempt - 1), 30_000);
-const defaultUnavailableBackoff = (n: number) => Math.min(100 * 2 ** n, 5_000);
+const defaultBackoff = (attempt: number) => backoffDelay({ attempt, baseMs: 250, maxMs: 30_000 });
+const defaultUnavailableBackoff = (n: number) => backoffDelay({ attempt: n + 1, baseMs: 100, maxMs: 5_000 });
 
 /** Buckets (seconds) for event time → applied: sub-second when flowing, minutes when catching up. */
 const LAG_BUCKETS_SECONDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];

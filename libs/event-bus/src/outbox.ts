@@ -6,6 +6,7 @@ import {
   subjectOf,
   type Topology,
 } from "@humanpass/events";
+import { backoffDelay, sleep } from "@humanpass/retry";
 import { type NatsConnection, headers as natsHeaders } from "@nats-io/transport-node";
 import { createNoopMeter, type Meter } from "@opentelemetry/api";
 import { CompiledQuery, type Kysely, type Migration, sql, type Transaction } from "kysely";
@@ -252,21 +253,17 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   published.add(0);
   purged.add(0);
   let running = true;
-  let wake: (() => void) | undefined;
+  // Aborted by a NOTIFY or by stop(): ends the relay's current wait.
+  let wake: AbortController | undefined;
   let notified = false;
   let client: pg.Client | undefined;
   let lastPurge = 0;
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wake = undefined;
-        resolve();
-      }
-      wake = done;
-    });
+  async function wait(ms: number): Promise<void> {
+    wake = new AbortController();
+    await sleep(ms, wake.signal);
+    wake = undefined;
+  }
 
   async function connection(): Promise<pg.Client> {
     if (client) return client;
@@ -280,7 +277,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     });
     fresh.on("notification", () => {
       notified = true;
-      wake?.();
+      wake?.abort();
     });
     fresh.on("error", (e) => {
       logger.warn({ err: e.message }, "outbox relay lost its database connection; reconnecting");
@@ -367,28 +364,30 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   }
 
   const loop = (async () => {
-    let backoff = 100;
+    let failed = 0;
     while (running) {
       try {
         notified = false;
         const n = await publishBatch();
         stats.published += n;
         if (n > 0) published.add(n);
-        backoff = 100;
+        failed = 0;
         if (n < batchSize) {
           await purge();
-          if (running && !notified) await sleep(pollIntervalMs);
-          if (running && gatherMs > 0) await new Promise((r) => setTimeout(r, gatherMs));
+          if (running && !notified) await wait(pollIntervalMs);
+          if (running && gatherMs > 0) await sleep(gatherMs);
         }
       } catch (e) {
         stats.failures++;
         failures.add(1);
-        logger.warn(
-          { err: (e as Error).message, retryInMs: backoff },
-          "outbox relay could not publish; will retry",
-        );
-        if (running) await sleep(backoff + Math.floor(Math.random() * backoff * 0.2));
-        backoff = Math.min(backoff * 2, maxBackoffMs);
+        const retryInMs = backoffDelay({
+          attempt: ++failed,
+          baseMs: 100,
+          maxMs: maxBackoffMs,
+          jitter: [1, 1.2],
+        });
+        logger.warn({ err: (e as Error).message, retryInMs }, "outbox relay could not publish; will retry");
+        if (running) await wait(retryInMs);
       }
     }
   })();
@@ -397,7 +396,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     stats,
     async stop() {
       running = false;
-      wake?.();
+      wake?.abort();
       await loop;
       publisher.close();
       await client?.end().catch(() => {});

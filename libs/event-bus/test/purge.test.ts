@@ -4,6 +4,7 @@
  * statements that replicas can run at the same time.
  */
 
+import { sleep } from "@humanpass/retry";
 import { createMetrics, type ServiceMetrics } from "@humanpass/telemetry";
 import { sampleValue, type TestDatabase } from "@humanpass/testing";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -45,7 +46,7 @@ const count = async (table: string, where = sql`true`) =>
 
 /** Waits until `check` holds, polling; the purges run in the background. */
 async function until(check: () => Promise<boolean>) {
-  while (!(await check())) await new Promise((r) => setTimeout(r, 50));
+  while (!(await check())) await sleep(50);
 }
 
 describe("outbox purge", () => {
