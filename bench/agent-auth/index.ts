@@ -9,6 +9,7 @@
 // with the services they measure.
 //   BENCH_SECONDS (default 10) per level, BENCH_CONCURRENCY (default 8,16,32), BENCH_AGENTS (default 64),
 //   BENCH_PROFILE_DIR (the services write V8 CPU profiles there).
+
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -29,6 +30,7 @@ import {
   subjectOf,
 } from "@humanpass/event-bus";
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
+import { sleep } from "@humanpass/retry";
 import { freePort } from "@humanpass/testing/ports";
 import { jetstream } from "@nats-io/jetstream";
 import pino from "pino";
@@ -165,7 +167,7 @@ async function until<T>(
       // not up yet
     }
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 

@@ -16,6 +16,7 @@
 //   the path that ends in `human_verified` here, through the same outbox relay and JetStream.
 //   BENCH_SAMPLES (default 200) per path, BENCH_PATHS (default "chain,claims": "chain" is the first two).
 // Needs the bundles (`make build`).
+
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -32,6 +33,7 @@ import {
 } from "@humanpass/devnet";
 import { deletePrefixedStreams, jetstreamManager } from "@humanpass/event-bus";
 import { subscribe } from "@humanpass/events";
+import { sleep } from "@humanpass/retry";
 import {
   randomPrefix,
   type ServiceProcess,
@@ -62,7 +64,6 @@ dbUrl.pathname = `/bench_e2e_${randomBytes(4).toString("hex")}`;
 const databaseUrl = dbUrl.toString();
 const prefix = randomPrefix();
 const routesFile = path.join(tmpdir(), `${prefix}-routes.json`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
 let stack: Stack | undefined;
 const replicas: ServiceProcess[] = [];

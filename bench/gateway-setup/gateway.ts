@@ -2,6 +2,7 @@
 // the services started as child processes from their sources, the attestations API's read model filled directly
 // (one ownership record and one nullifier per agent), a gateway routes file with a standard and a human tier, and
 // payment headers made as an x402 client makes them. Not a benchmark itself (no index.ts): bench/run.ts skips it.
+
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -22,6 +23,7 @@ import {
   signHumanProofChallengeEVMUnchecked,
 } from "@humanpass/human-proof";
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
+import { sleep } from "@humanpass/retry";
 import { freePort } from "@humanpass/testing/ports";
 import { connect } from "@nats-io/transport-node";
 import { x402Client } from "@x402/core/client";
@@ -113,7 +115,7 @@ export async function prepareGatewayBench(name: string, agents: `0x${string}`[])
         if ((await fetch(`${url}/readyz`)).ok) return url;
       } catch {}
       if (Date.now() > deadline) throw new Error(`${service} not ready`);
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
     }
   };
 

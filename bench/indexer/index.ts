@@ -3,6 +3,7 @@
 // transactions (what the indexer does); getAttestation via Multicall3, via a JSON-RPC batch of eth_calls, and one
 // request per record (what it still does for records recorded through another contract); on the Hardhat devnet
 // those per-record reads are what kept the backfill slow.
+
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -38,6 +39,7 @@ import {
   startOutboxRelay,
   streamName,
 } from "@humanpass/event-bus";
+import { sleep } from "@humanpass/retry";
 import pino from "pino";
 import type { Hex } from "viem";
 
@@ -202,7 +204,7 @@ try {
       if (row && BigInt(row.block_number) >= head - 1n) indexedAt = Date.now();
     }
     if (state.messages >= expected) break;
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
   const { user, system } = process.cpuUsage(cpu);
   await indexer.stop();

@@ -5,8 +5,9 @@
 // `CONSUME_EXPIRES_MS`) receives a message published after it (the consume stall), and the seconds from the node's
 // restart until both of its peers are current on the stream. Every third kill is of the consumer's leader.
 // BENCH_CONSUME_EXPIRES_MS consumes with another pull expiry, to compare.
-import { setTimeout as sleep } from "node:timers/promises";
+
 import { CONSUME_EXPIRES_MS } from "@humanpass/event-bus";
+import { sleep } from "@humanpass/retry";
 import { startNatsCluster } from "@humanpass/testing";
 import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";

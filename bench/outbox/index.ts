@@ -5,6 +5,7 @@
 // this process's event-loop delay, since producers, relay and consumer share its one thread.
 // Either a burst (BENCH_EVENTS, default 10,000, as fast as BENCH_PRODUCERS can commit) or, with BENCH_RATE, a
 // sustained rate: BENCH_RATE events/s for BENCH_SECONDS (default 60), each producer waiting for the schedule.
+
 import { randomBytes } from "node:crypto";
 import { loadavg } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -20,6 +21,7 @@ import {
   streamName,
   subjectOf,
 } from "@humanpass/event-bus";
+import { sleep } from "@humanpass/retry";
 import pino from "pino";
 
 const RATE = Number(process.env.BENCH_RATE ?? 0);
@@ -94,7 +96,7 @@ await Promise.all(
       if (RATE) {
         const due = started + (next * 1000) / RATE;
         if (due > Date.now()) {
-          await new Promise((r) => setTimeout(r, due - Date.now()));
+          await sleep(due - Date.now());
           continue;
         }
       }
@@ -121,7 +123,7 @@ await Promise.all(
   }),
 );
 const committed = Date.now();
-while (latencies.length < TOTAL) await new Promise((r) => setTimeout(r, 20));
+while (latencies.length < TOTAL) await sleep(20);
 
 loopDelay.disable();
 observer.unsubscribe();

@@ -13,8 +13,10 @@
 //   BENCH_REQUESTS (default 1500) per tier and concurrency, BENCH_CONCURRENCY (default "1,16": each is measured),
 //   BENCH_ROUNDS (default 4) rounds per tier, BENCH_AGENTS (default 16); BENCH_PROFILE_DIR: the gateway writes a
 //   CPU profile there (node --cpu-prof) when it stops.
+
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
+import { sleep } from "@humanpass/retry";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import {
   type GatewayBench,
@@ -97,7 +99,7 @@ async function run(url: string, headers: string[], concurrency: number): Promise
   );
   const seconds = (performance.now() - started) / 1000;
   // The events of these requests are published after their responses: let the relay finish before reading CPU.
-  await new Promise((r) => setTimeout(r, 300));
+  await sleep(300);
   return { latencies, seconds, failures, cpu: cpuBetween(cpuBefore, cpuNow()) };
 }
 

@@ -6,12 +6,14 @@
 // worker per core, as the images do. Each start also runs with and without Node's compile cache (NODE_COMPILE_CACHE,
 // a directory per service that a first start filled, as the images carry one built with them), to show what the
 // cache buys. Prints the median of BENCH_ROUNDS (default 5) rounds per service and condition.
+
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { dropDatabase, ensureDatabase } from "@humanpass/db";
 import { connectNats, deletePrefixedStreams, jetstreamManager } from "@humanpass/event-bus";
+import { sleep } from "@humanpass/retry";
 import { REPO_ROOT, randomPrefix, SERVICE_NAMES, type ServiceName, startStack } from "@humanpass/stack";
 import { freePort } from "@humanpass/testing/ports";
 import pino from "pino";
@@ -99,7 +101,7 @@ async function startOnce(name: ServiceName, condition: Condition, env: Record<st
       if (ok) return { ms: performance.now() - started, cpu: cpuMs(child.pid!), rss: rssMiB(child.pid!) };
       if (performance.now() - started > READY_TIMEOUT_MS)
         throw new Error(`${name} (${condition}) was not ready`);
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     }
   } finally {
     await Promise.all([child, ...load].map(stop));

@@ -6,6 +6,7 @@
 // nullifier (200), the others stop at step 6 with "already verified" (400) — the same verification work.
 //   BENCH_SECONDS (default 15) per measurement, BENCH_ROUNDS (3), BENCH_CONCURRENCY (16),
 //   BENCH_ENGINES (batch,single,library), VERIFIER_WORKERS (default: cores), VERIFIER_WORKER_NICENESS (10).
+
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
@@ -13,6 +14,7 @@ import { readFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { createDb, dropDatabase, ensureDatabase, migrateToLatest } from "@humanpass/db";
+import { sleep } from "@humanpass/retry";
 import {
   createDocumentLoader,
   createTokenVerifier,
@@ -97,7 +99,7 @@ async function statusLatencies(url: string, until: () => boolean): Promise<numbe
     const response = await fetch(`${url}/api/status/3`);
     await response.arrayBuffer();
     latencies.push(performance.now() - started);
-    await new Promise((r) => setTimeout(r, 5));
+    await sleep(5);
   }
   return latencies.sort((a, b) => a - b);
 }
@@ -135,7 +137,7 @@ async function measure(engine: VerifierEngine): Promise<Measurement> {
       }
     });
     const busy = statusLatencies(url, () => stop);
-    await new Promise((r) => setTimeout(r, SECONDS * 1000));
+    await sleep(SECONDS * 1000);
     stop = true;
     await Promise.all(loaders);
     const elapsed = (performance.now() - started) / 1000;

@@ -7,6 +7,7 @@
 // included): the healthy endpoint alone, beside a silent endpoint (accepts the connection, never answers), and
 // beside a trickling one (answers 200, then a body byte every 20 ms, forever), the stalled endpoint starting with a
 // backlog of BENCH_BACKLOG (default 20,000) due deliveries.
+
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -22,6 +23,7 @@ import {
   type StreamName,
   subjectOf,
 } from "@humanpass/event-bus";
+import { sleep } from "@humanpass/retry";
 import {
   createAddressPolicy,
   createDeliveryWorker,
@@ -130,7 +132,7 @@ async function scenario(beside: Behaviour | undefined): Promise<string> {
   const started = Date.now();
   for (let n = 0; n < RATE * SECONDS; n++) {
     const due = started + (n * 1000) / RATE;
-    if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+    if (due > Date.now()) await sleep(due - Date.now());
     const event = createCloudEvent({
       source: "agent-auth",
       type: "human_verified",
@@ -146,7 +148,7 @@ async function scenario(beside: Behaviour | undefined): Promise<string> {
     });
     sent.set(event.id, Date.parse(event.time));
   }
-  while (arrivals.size < sent.size) await new Promise((r) => setTimeout(r, 50));
+  while (arrivals.size < sent.size) await sleep(50);
 
   // When each delivery to the healthy endpoint was queued (due at once): the worker's share of the delay starts there.
   const queued = new Map(

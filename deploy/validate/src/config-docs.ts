@@ -47,7 +47,7 @@ const SERVICE_RUNTIME_ENV: [string, string, string][] = [
   [
     "PURGE_INTERVAL_MS",
     "60000",
-    "an integer >= 1000 (milliseconds): how often published outbox rows and expired inbox rows are deleted",
+    "an integer >= 1000 (milliseconds): how often published outbox rows, expired inbox rows and the service's own expired rows (verifier sessions, payment-gateway proof nonces and reservations) are deleted",
   ],
   [
     "OTEL_TRACES_SAMPLER",

@@ -8,6 +8,7 @@ import {
   subjectOf,
   type Topology,
 } from "@humanpass/events";
+import { backoffDelay, sleep } from "@humanpass/retry";
 import { type ConsumerMessages, type JetStreamManager, type JsMsg, jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { createNoopMeter, type Meter } from "@opentelemetry/api";
@@ -15,7 +16,6 @@ import { type Kysely, sql, type Transaction } from "kysely";
 import type { Logger } from "pino";
 import { ensureDeadLetterStream, publishDeadLetter } from "./dead-letters.ts";
 import { DEFAULT_ACK_WAIT_MS } from "./durables.ts";
-import { sleep } from "./sleep.ts";
 import { ensureDurable } from "./topology.ts";
 import { contextFrom, inSpan, linkTo, SpanKind } from "./tracing.ts";
 
@@ -98,8 +98,8 @@ export interface RunningConsumer {
  */
 export const CONSUME_EXPIRES_MS = 5_000;
 
-const defaultBackoff = (attempt: number) => Math.min(250 * 2 ** (attempt - 1), 30_000);
-const defaultUnavailableBackoff = (n: number) => Math.min(100 * 2 ** n, 5_000);
+const defaultBackoff = (attempt: number) => backoffDelay({ attempt, baseMs: 250, maxMs: 30_000 });
+const defaultUnavailableBackoff = (n: number) => backoffDelay({ attempt: n + 1, baseMs: 100, maxMs: 5_000 });
 
 /** Buckets (seconds) for event time → applied: sub-second when flowing, minutes when catching up. */
 const LAG_BUCKETS_SECONDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
@@ -469,90 +469,4 @@ export async function inboxRetentionMs(
     longest = Math.max(longest, maxAgeNs / 1_000_000);
   }
   return longest + marginMs;
-}
-
-export interface InboxPurgeOptions {
-  db: Kysely<any>;
-  jsm: JetStreamManager;
-  /** The streams the service consumes (full names): their `max_age` bounds what the inbox must keep. */
-  streams: string[];
-  marginMs: number;
-  batchSize?: number;
-}
-
-/**
- * One purge round: bounded statements (`purgeInbox`) with the retention of `inboxRetentionMs` until one deletes
- * fewer than a batch. Returns the rows deleted, or undefined when a stream keeps messages without an age limit
- * (nothing may go).
- */
-export async function purgeExpiredInbox(
-  options: InboxPurgeOptions,
-  onDeleted: (n: number) => void = () => {},
-  running: () => boolean = () => true,
-): Promise<number | undefined> {
-  const batchSize = options.batchSize ?? 5_000;
-  const retainMs = await inboxRetentionMs(options.jsm, options.streams, options.marginMs);
-  if (retainMs === undefined) return undefined;
-  let total = 0;
-  for (let n = batchSize; n === batchSize && running(); ) {
-    n = await purgeInbox(options.db, retainMs, batchSize);
-    total += n;
-    if (n > 0) onDeleted(n);
-  }
-  return total;
-}
-
-/** Runs `purgeExpiredInbox` every `intervalMs`; a failed round is logged and tried again at the next. */
-export function startInboxPurge(
-  options: InboxPurgeOptions & {
-    logger: Logger;
-    intervalMs: number;
-    /** `humanpass_inbox_purged_rows_total` goes there. */
-    meter?: Meter;
-  },
-): { stop(): Promise<void> } {
-  const purged = (options.meter ?? createNoopMeter()).createCounter("humanpass_inbox_purged_rows_total", {
-    description: "Inbox rows deleted once their events' streams can no longer deliver them",
-  });
-  purged.add(0);
-  let running = true;
-  let wake: (() => void) | undefined;
-  let keptInFull = false;
-  const loop = (async () => {
-    while (running) {
-      try {
-        const deleted = await purgeExpiredInbox(
-          options,
-          (n) => purged.add(n),
-          () => running,
-        );
-        if (deleted === undefined && !keptInFull)
-          options.logger.info(
-            { streams: options.streams },
-            "inbox kept in full: a stream it follows has no max_age",
-          );
-        keptInFull = deleted === undefined;
-      } catch (e) {
-        options.logger.warn(
-          { err: (e as Error).message },
-          "inbox purge failed; retrying at the next interval",
-        );
-      }
-      if (running)
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, options.intervalMs);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      wake?.();
-      await loop;
-    },
-  };
 }

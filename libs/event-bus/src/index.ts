@@ -1,5 +1,5 @@
 export * from "@humanpass/events";
-export { jetstreamManager } from "@nats-io/jetstream";
+export { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
 export type { NatsConnection } from "@nats-io/transport-node";
 export * from "./cache-invalidation.ts";
 export * from "./connection.ts";

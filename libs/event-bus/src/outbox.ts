@@ -6,6 +6,7 @@ import {
   subjectOf,
   type Topology,
 } from "@humanpass/events";
+import { backoffDelay, sleep } from "@humanpass/retry";
 import { type NatsConnection, headers as natsHeaders } from "@nats-io/transport-node";
 import { createNoopMeter, type Meter } from "@opentelemetry/api";
 import { CompiledQuery, type Kysely, type Migration, sql, type Transaction } from "kysely";
@@ -189,11 +190,6 @@ export interface OutboxRelayOptions {
   /** How long a claim or mark may take before the relay gives its connection up and opens another. */
   queryTimeoutMs?: number;
   maxBackoffMs?: number;
-  /** How long published rows are kept for inspection before they are deleted. */
-  retainPublishedMs?: number;
-  /** How often published rows past `retainPublishedMs` are deleted, and how many at most per statement. */
-  purgeIntervalMs?: number;
-  purgeBatchSize?: number;
   /**
    * After a partial batch, how long to let further commits land before claiming again (default 10). Every commit
    * notifies; without this pause a producer of small transactions costs a relay cycle (claim, publish, mark: two
@@ -223,9 +219,6 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const batchSize = Math.floor(options.batchSize ?? 500);
   const pollIntervalMs = options.pollIntervalMs ?? 1_000;
   const maxBackoffMs = options.maxBackoffMs ?? 10_000;
-  const retainMs = Math.floor(options.retainPublishedMs ?? 3_600_000);
-  const purgeIntervalMs = options.purgeIntervalMs ?? 60_000;
-  const purgeBatchSize = Math.floor(options.purgeBatchSize ?? 5_000);
   const gatherMs = options.gatherMs ?? 10;
   const publisher = new JetStreamBatchPublisher(nats, options.publishTimeoutMs ?? 5_000);
   const outbox = `${pg.escapeIdentifier(schema)}.outbox`;
@@ -245,28 +238,19 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const failures = meter.createCounter("humanpass_outbox_publish_failures_total", {
     description: "Relay batches that failed and are retried",
   });
-  const purged = meter.createCounter("humanpass_outbox_purged_rows_total", {
-    description: "Published outbox rows deleted after their retention (OUTBOX_RETENTION_MS)",
-  });
   failures.add(0);
   published.add(0);
-  purged.add(0);
   let running = true;
-  let wake: (() => void) | undefined;
+  // Aborted by a NOTIFY or by stop(): ends the relay's current wait.
+  let wake: AbortController | undefined;
   let notified = false;
   let client: pg.Client | undefined;
-  let lastPurge = 0;
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wake = undefined;
-        resolve();
-      }
-      wake = done;
-    });
+  async function wait(ms: number): Promise<void> {
+    wake = new AbortController();
+    await sleep(ms, wake.signal);
+    wake = undefined;
+  }
 
   async function connection(): Promise<pg.Client> {
     if (client) return client;
@@ -280,7 +264,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     });
     fresh.on("notification", () => {
       notified = true;
-      wake?.();
+      wake?.abort();
     });
     fresh.on("error", (e) => {
       logger.warn({ err: e.message }, "outbox relay lost its database connection; reconnecting");
@@ -351,44 +335,30 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     }
   }
 
-  // Bounded statements, oldest first; SKIP LOCKED: replicas purging at once never wait on each other, and the rows
-  // a relay is claiming (unpublished ones) are never candidates.
-  const purgeStatement =
-    `delete from ${outbox} where seq in (select seq from ${outbox} ` +
-    `where published_at < now() - interval '${retainMs} milliseconds' ` +
-    `order by seq limit ${purgeBatchSize} for update skip locked)`;
-  async function purge(): Promise<void> {
-    if (Date.now() - lastPurge < purgeIntervalMs) return;
-    lastPurge = Date.now();
-    for (let n = purgeBatchSize; n === purgeBatchSize && running; ) {
-      n = (await (await connection()).query(purgeStatement)).rowCount ?? 0;
-      if (n > 0) purged.add(n);
-    }
-  }
-
   const loop = (async () => {
-    let backoff = 100;
+    let failed = 0;
     while (running) {
       try {
         notified = false;
         const n = await publishBatch();
         stats.published += n;
         if (n > 0) published.add(n);
-        backoff = 100;
+        failed = 0;
         if (n < batchSize) {
-          await purge();
-          if (running && !notified) await sleep(pollIntervalMs);
-          if (running && gatherMs > 0) await new Promise((r) => setTimeout(r, gatherMs));
+          if (running && !notified) await wait(pollIntervalMs);
+          if (running && gatherMs > 0) await sleep(gatherMs);
         }
       } catch (e) {
         stats.failures++;
         failures.add(1);
-        logger.warn(
-          { err: (e as Error).message, retryInMs: backoff },
-          "outbox relay could not publish; will retry",
-        );
-        if (running) await sleep(backoff + Math.floor(Math.random() * backoff * 0.2));
-        backoff = Math.min(backoff * 2, maxBackoffMs);
+        const retryInMs = backoffDelay({
+          attempt: ++failed,
+          baseMs: 100,
+          maxMs: maxBackoffMs,
+          jitter: [1, 1.2],
+        });
+        logger.warn({ err: (e as Error).message, retryInMs }, "outbox relay could not publish; will retry");
+        if (running) await wait(retryInMs);
       }
     }
   })();
@@ -397,12 +367,26 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     stats,
     async stop() {
       running = false;
-      wake?.();
+      wake?.abort();
       await loop;
       publisher.close();
       await client?.end().catch(() => {});
     },
   };
+}
+
+/**
+ * Deletes up to `batchSize` published outbox rows older than `olderThanMs`, oldest first, in one statement; returns
+ * how many. SKIP LOCKED: replicas purging at once never wait on each other, and the rows a relay is claiming
+ * (unpublished ones) are never candidates.
+ */
+export async function purgeOutbox(db: Kysely<any>, olderThanMs: number, batchSize = 5_000): Promise<number> {
+  const result = await sql`
+    delete from outbox where seq in (
+      select seq from outbox
+      where published_at < now() - make_interval(secs => ${olderThanMs / 1000})
+      order by seq limit ${batchSize} for update skip locked)`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
 }
 
 /**

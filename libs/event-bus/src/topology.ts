@@ -1,4 +1,5 @@
 import { STREAMS, type StreamName, streamName, streamSubjects, type Topology } from "@humanpass/events";
+import { sleep } from "@humanpass/retry";
 import {
   type ConsumerConfig,
   DiscardPolicy,
@@ -21,7 +22,6 @@ import {
   subscriberApiPrefix,
 } from "./permissions.ts";
 import { DEFAULT_RETENTION, type Retention } from "./retention.ts";
-import { sleep } from "./sleep.ts";
 
 /** Deletes every stream of a prefixed topology: what a benchmark or test run created for itself. */
 export async function deletePrefixedStreams(jsm: JetStreamManager, topology: Topology): Promise<void> {

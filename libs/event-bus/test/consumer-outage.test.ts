@@ -1,4 +1,5 @@
 import { createDb } from "@humanpass/db";
+import { sleep } from "@humanpass/retry";
 import { eventually, TcpProxy } from "@humanpass/testing";
 import { jetstream } from "@nats-io/jetstream";
 import type { Kysely } from "kysely";
@@ -74,7 +75,7 @@ describe("consumer during a Postgres outage", () => {
         testEvent(POISON),
         ...Array.from({ length: 400 }, (_, i) => testEvent(600 + i)),
       ]);
-      await new Promise((r) => setTimeout(r, OUTAGE_MS - (Date.now() - cutAt)));
+      await sleep(OUTAGE_MS - (Date.now() - cutAt));
       const duringOutage = (await appliedCounts(ctx.db)).total;
       expect(duringOutage).toBeLessThan(1_000);
       proxy.restore();

@@ -1,5 +1,7 @@
 // A consumer in its own process, so a test can kill it mid-way (SIGKILL) and start another.
+
 import { createDb } from "@humanpass/db";
+import { sleep } from "@humanpass/retry";
 import { connect } from "@nats-io/transport-node";
 import pino from "pino";
 import { startConsumer } from "../src/index.ts";
@@ -19,7 +21,7 @@ await startConsumer({
   handler: async (event, trx) => {
     await trx.insertInto("applied").values({ event_id: event.id, n: event.data.n }).execute();
     // Keeps transactions open long enough that a kill lands inside one.
-    await new Promise((r) => setTimeout(r, Number(slowMs)));
+    await sleep(Number(slowMs));
   },
 });
 process.stdout.write("ready\n");

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { sleep } from "@humanpass/retry";
 import { eventually, type TestDatabase, testNatsUrl } from "@humanpass/testing";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -97,7 +98,7 @@ describe("inbox consumer", () => {
     try {
       await eventually(async () => (await appliedCounts(db)).total >= 1_000, 60_000);
       // Redeliveries of what the killed process had applied but not acked arrive after ack_wait (2 s).
-      await new Promise((r) => setTimeout(r, 3_000));
+      await sleep(3_000);
       expect(await appliedCounts(db)).toEqual({ total: 1_000, distinct: 1_000 });
     } finally {
       second.kill("SIGKILL");

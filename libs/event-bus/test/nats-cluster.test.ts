@@ -2,6 +2,7 @@
 // the stream at replicas 3, while the meta leader and then the stream's leader are killed and started again: every
 // event written to the outbox is in the stream once and applied once. A node paused (cut off) loses its clients to the
 // others while the pause lasts.
+import { sleep } from "@humanpass/retry";
 import {
   eventually,
   type NatsCluster,
@@ -96,7 +97,7 @@ describe("outbox relay and consumer on a 3-node JetStream cluster, stream at rep
           ),
         );
         written += 5;
-        await new Promise((r) => setTimeout(r, 10));
+        await sleep(10);
       }
     })();
     const publishedSince = async (count: number) => {

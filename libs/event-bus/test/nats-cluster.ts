@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { sleep } from "@humanpass/retry";
 import { freePort } from "@humanpass/testing";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -56,7 +57,7 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
         await stop();
         throw new Error(`the NATS cluster in ${dir} did not become ready: ${(e as Error).message}`);
       }
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await sleep(200);
     }
   }
   const clients: NatsConnection[] = [];

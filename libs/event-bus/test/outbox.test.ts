@@ -1,3 +1,4 @@
+import { sleep } from "@humanpass/retry";
 import { eventually, TcpProxy, type TestDatabase, testNatsUrl } from "@humanpass/testing";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -96,7 +97,7 @@ describe("outbox relay and inbox consumer", () => {
 
       proxy.restore();
       await eventually(async () => (await appliedCounts(db)).total >= 1_000, 30_000);
-      await new Promise((r) => setTimeout(r, 300));
+      await sleep(300);
       expect(await appliedCounts(db)).toEqual({ total: 1_000, distinct: 1_000 });
       const rows = await db.selectFrom("applied").select("n").orderBy("n").execute();
       expect(rows.map((r) => r.n)).toEqual(Array.from({ length: 1_000 }, (_, i) => i));
@@ -131,7 +132,7 @@ describe("outbox relay and inbox consumer", () => {
   it("wakes on the commit's NOTIFY rather than waiting for its next poll", async () => {
     const relay = startRelay({ pollIntervalMs: 600_000 });
     try {
-      await new Promise((r) => setTimeout(r, 500));
+      await sleep(500);
       const before = relay.stats.published;
       await enqueueMany(3, 50_000);
       await eventually(() => relay.stats.published === before + 3, 10_000);
@@ -143,10 +144,10 @@ describe("outbox relay and inbox consumer", () => {
   it("publishes the commits that land while it gathers in one batch", async () => {
     const relay = startRelay({ pollIntervalMs: 600_000, gatherMs: 1_000 });
     try {
-      await new Promise((r) => setTimeout(r, 500));
+      await sleep(500);
       const before = relay.stats.published;
       await enqueueMany(1, 60_000);
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
       await enqueueMany(1, 60_001);
       await eventually(() => relay.stats.published === before + 2, 10_000);
     } finally {

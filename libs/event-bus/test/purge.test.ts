@@ -1,11 +1,9 @@
 /**
- * What keeps the outbox and the inbox bounded, against real Postgres and NATS: the relay deletes published rows past
- * their retention, the inbox purge deletes rows whose events their streams can no longer deliver; both in bounded
- * statements that replicas can run at the same time.
+ * What keeps the outbox and the inbox bounded, against real Postgres and NATS: the bounded statements that delete
+ * published outbox rows past their retention and inbox rows whose events their streams can no longer deliver, run by
+ * replicas at the same time. (libs/service runs them every PURGE_INTERVAL_MS.)
  */
 
-import { createMetrics, type ServiceMetrics } from "@humanpass/telemetry";
-import { sampleValue, type TestDatabase } from "@humanpass/testing";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,27 +11,22 @@ import {
   enqueue,
   ensureStreams,
   inboxRetentionMs,
-  purgeExpiredInbox,
-  startInboxPurge,
-  startOutboxRelay,
+  purgeInbox,
+  purgeOutbox,
   streamName,
 } from "../src/index.ts";
-import { type EventsTestContext, logger, SCHEMA, setUpEventsTest, testEvent } from "./harness.ts";
+import { type EventsTestContext, setUpEventsTest, testEvent } from "./harness.ts";
 
 const HOUR_MS = 3_600_000;
 let ctx: EventsTestContext;
 let db: Kysely<any>;
-let database: TestDatabase;
-let metrics: ServiceMetrics;
 
 beforeAll(async () => {
   ctx = await setUpEventsTest("events_purge");
-  ({ db, database } = ctx);
-  metrics = createMetrics({ serviceName: "event-bus-purge-test" });
+  ({ db } = ctx);
 });
 
 afterAll(async () => {
-  await metrics.shutdown();
   await ctx.tearDown();
 });
 
@@ -43,13 +36,15 @@ const count = async (table: string, where = sql`true`) =>
       .rows[0]!.n,
   );
 
-/** Waits until `check` holds, polling; the purges run in the background. */
-async function until(check: () => Promise<boolean>) {
-  while (!(await check())) await new Promise((r) => setTimeout(r, 50));
+/** One replica's purge round: bounded statements until one deletes less than a batch; the rows it deleted. */
+async function round(statement: (batchSize: number) => Promise<number>, batchSize: number): Promise<number> {
+  let total = 0;
+  for (let n = batchSize; n === batchSize; total += n) n = await statement(batchSize);
+  return total;
 }
 
 describe("outbox purge", () => {
-  it("deletes published rows past OUTBOX_RETENTION_MS in bounded statements, with two relays at once, never unpublished ones", async () => {
+  it("deletes published rows past OUTBOX_RETENTION_MS in bounded statements, with two replicas at once, never unpublished ones", async () => {
     await db.transaction().execute((trx) =>
       enqueue(
         trx,
@@ -65,32 +60,13 @@ describe("outbox purge", () => {
       db,
     );
     await sql`update outbox set created_at = now() - interval '2 hours'`.execute(db);
-    const relays = [0, 1].map(() =>
-      startOutboxRelay({
-        nats: ctx.nc,
-        schema: SCHEMA,
-        logger,
-        connectionString: database.url,
-        retainPublishedMs: HOUR_MS,
-        purgeBatchSize: 7,
-        pollIntervalMs: 20,
-        meter: metrics.meter,
-      }),
+    const deleted = await Promise.all(
+      [0, 1].map(() => round((batchSize) => purgeOutbox(db, HOUR_MS, batchSize), 7)),
     );
-    try {
-      await until(async () => (await count("outbox")) === 30);
-      await until(async () => (await count("outbox", sql`published_at is null`)) === 0);
-    } finally {
-      for (const r of relays) await r.stop();
-    }
-    // The 20 recent ones and the 10 the relays published just now stay.
-    expect(await count("outbox", sql`published_at > now() - interval '1 hour'`)).toBe(30);
-    expect(sampleValue(await metrics.render(), "humanpass_outbox_purged_rows_total")).toBe(100);
-    await expect(
-      (await jetstreamManager(ctx.nc)).streams
-        .info(streamName(ctx.topology, "AGENT_AUTH"))
-        .then((i) => i.state.messages),
-    ).resolves.toBe(10);
+    expect(deleted[0]! + deleted[1]!).toBe(100);
+    expect(await count("outbox")).toBe(30);
+    expect(await count("outbox", sql`published_at is null`)).toBe(10);
+    expect(await count("outbox", sql`published_at > now() - interval '1 hour'`)).toBe(20);
   });
 });
 
@@ -118,36 +94,21 @@ describe("inbox purge", () => {
       },
     });
     const streams = [streamName(ctx.topology, "CHAIN"), streamName(ctx.topology, "PAYMENTS")];
-    expect(await inboxRetentionMs(jsm, streams, HOUR_MS / 2)).toBe(2.5 * HOUR_MS);
+    const retainMs = await inboxRetentionMs(jsm, streams, HOUR_MS / 2);
+    expect(retainMs).toBe(2.5 * HOUR_MS);
     await fillInbox();
-    const purges = [0, 1].map(() =>
-      startInboxPurge({
-        db: db,
-        jsm,
-        streams,
-        logger,
-        marginMs: HOUR_MS / 2,
-        intervalMs: 1_000,
-        batchSize: 10,
-        meter: metrics.meter,
-      }),
+    const deleted = await Promise.all(
+      [0, 1].map(() => round((batchSize) => purgeInbox(db, retainMs!, batchSize), 10)),
     );
-    try {
-      await until(async () => (await inboxRows()) === 15);
-    } finally {
-      for (const p of purges) await p.stop();
-    }
+    expect(deleted[0]! + deleted[1]!).toBe(95);
+    expect(await inboxRows()).toBe(15);
     expect(await inboxRows(sql`event_id like 'old-%'`)).toBe(0);
-    expect(sampleValue(await metrics.render(), "humanpass_inbox_purged_rows_total")).toBe(95);
   });
 
-  it("deletes nothing while one of the streams keeps messages without an age limit", async () => {
+  it("keeps everything while one of the streams keeps messages without an age limit", async () => {
     const jsm = await jetstreamManager(ctx.nc);
     const streams = [streamName(ctx.topology, "CHAIN"), streamName(ctx.topology, "AGENT_AUTH")];
     expect(await inboxRetentionMs(jsm, streams, 0)).toBeUndefined();
-    await fillInbox();
-    expect(await purgeExpiredInbox({ db: db, jsm, streams, marginMs: 0 })).toBeUndefined();
-    expect(await inboxRows()).toBe(110);
   });
 });
 

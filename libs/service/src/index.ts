@@ -22,7 +22,6 @@ import {
   pingNats,
   type RunningConsumer,
   type StreamName,
-  startInboxPurge,
   startOutboxRelay,
   streamName,
   type Topology,
@@ -44,6 +43,9 @@ import {
   startTelemetry,
 } from "@humanpass/telemetry";
 import { type Static, type TObject, Type } from "@sinclair/typebox";
+import { inboxPurgeJob, outboxPurgeJob, type PeriodicJob, startPeriodicJobs } from "./periodic-jobs.ts";
+
+export type { PeriodicJob } from "./periodic-jobs.ts";
 
 export interface ServiceRuntime<C> {
   config: C;
@@ -91,6 +93,8 @@ export interface ServiceDefinition<S extends TObject, C = Static<S>> {
     consumers?: RunningConsumer[];
     /** Extra work to stop before the pools close, in order. */
     stop?: Array<[string, () => Promise<unknown>]>;
+    /** The service's own expiry purges, run with the outbox's and the inbox's every PURGE_INTERVAL_MS. */
+    purges?: PeriodicJob[];
   }>;
 }
 
@@ -131,7 +135,7 @@ const CommonEnvSchema = Type.Object({
     minimum: 1_000,
     default: 60_000,
     description:
-      "an integer >= 1000 (milliseconds): how often published outbox rows and old inbox rows are deleted",
+      "an integer >= 1000 (milliseconds): how often published outbox rows, expired inbox rows and the service's own expired rows (verifier sessions, payment-gateway proof nonces and reservations) are deleted",
   }),
 });
 
@@ -217,8 +221,6 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
         logger,
         connectionString: config.DATABASE_URL,
         meter: metrics.meter,
-        retainPublishedMs: config.OUTBOX_RETENTION_MS,
-        purgeIntervalMs: config.PURGE_INTERVAL_MS,
         gatherMs: config.OUTBOX_GATHER_MS,
       });
     }
@@ -252,17 +254,24 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
       metrics,
     });
     consumers = started.consumers ?? [];
-    const inboxPurge = started.consumers?.length
-      ? startInboxPurge({
-          db,
-          jsm: await jetstreamManager(nats),
-          streams: definition.streams.map((s) => streamName(topology, s)),
-          logger,
-          marginMs: config.INBOX_RETENTION_MARGIN_MS,
-          intervalMs: config.PURGE_INTERVAL_MS,
-          meter: metrics.meter,
-        })
-      : undefined;
+    const purges = startPeriodicJobs(
+      [
+        ...(definition.publishes ? [outboxPurgeJob(db, config.OUTBOX_RETENTION_MS)] : []),
+        ...(consumers.length > 0
+          ? [
+              inboxPurgeJob({
+                db,
+                jsm: await jetstreamManager(nats),
+                streams: definition.streams.map((s) => streamName(topology, s)),
+                marginMs: config.INBOX_RETENTION_MARGIN_MS,
+                logger,
+              }),
+            ]
+          : []),
+        ...(started.purges ?? []),
+      ],
+      { intervalMs: config.PURGE_INTERVAL_MS, logger, meter: metrics.meter },
+    );
     await started.app.listen({ port: started.port, host: started.host ?? config.HOST });
     installGracefulShutdown(
       logger,
@@ -273,7 +282,7 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
           () => c.stop(),
         ]),
         ...(started.stop ?? []),
-        ["inbox purge", async () => inboxPurge?.stop()],
+        ["purges", () => purges.stop()],
         ["outbox relay", async () => relay?.stop()],
         ["nats", () => nats.drain()],
         ["postgres", () => db.destroy()],

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { sleep } from "@humanpass/retry";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import pg from "pg";
@@ -99,7 +100,7 @@ export async function eventually<T>(
         `condition not met within ${timeoutMs} ms${lastError ? `: ${(lastError as Error).message}` : ""}`,
       );
     }
-    await new Promise((r) => setTimeout(r, intervalMs));
+    await sleep(intervalMs);
   }
 }
 

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { sleep } from "@humanpass/retry";
 import { connect } from "@nats-io/transport-node";
 import { freePort } from "./ports.ts";
 
@@ -90,7 +91,7 @@ cluster { name: loopback, listen: 127.0.0.1:${s.clusterPort}, routes: [${routes}
       } catch (e) {
         if (tries >= 300 || !node.running)
           throw new Error(`nats-server ${node.name} did not start: ${(e as Error).message}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await sleep(100);
       }
     }
   }
@@ -132,7 +133,7 @@ cluster { name: loopback, listen: 127.0.0.1:${s.clusterPort}, routes: [${routes}
     await Promise.all(nodes.map(accepting));
     for (let tries = 0; !(await metaLeader()); tries++) {
       if (tries >= 600) throw new Error("the NATS cluster elected no meta leader");
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
   } catch (e) {
     await stop();

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { sleep } from "@humanpass/retry";
 import { connect } from "@nats-io/transport-node";
 
 export interface OwnNatsServer {
@@ -68,7 +69,7 @@ export async function startOwnNatsServer(options: {
       return { url, stop };
     } catch (e) {
       if (Date.now() > deadline || server.exitCode !== null) return failed((e as Error).message);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
   }
 }

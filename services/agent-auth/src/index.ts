@@ -6,4 +6,3 @@ export { migrations } from "./db/migrations/index.ts";
 export { type AgentAuthDb, SCHEMA } from "./db/schema.ts";
 export { directChallengeMessage, helperChallenge } from "./nonces/challenges.ts";
 export { createNonceStore, NONCE_LIFETIME_MS, type NonceStore } from "./nonces/nonce-store.ts";
-export { startNoncePurge } from "./nonces/purge.ts";

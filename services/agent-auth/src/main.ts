@@ -8,7 +8,7 @@ import { AgentAuthEnv, publicTerms } from "./config.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { SCHEMA } from "./db/schema.ts";
 import { createNonceStore } from "./nonces/nonce-store.ts";
-import { startNoncePurge } from "./nonces/purge.ts";
+import { noncePurgeJob } from "./nonces/purge.ts";
 
 await runService({
   name: "agent-auth",
@@ -49,7 +49,6 @@ await runService({
       cache,
       meter: metrics.meter,
     });
-    const purge = startNoncePurge(createNonceStore(db, systemClock), config.NONCE_PURGE_INTERVAL_MS, logger);
     logger.info(
       { resource: terms.resource, domain: terms.domain, oneClaimPerHuman: config.ONE_CLAIM_PER_HUMAN },
       "agent-auth ready",
@@ -58,10 +57,8 @@ await runService({
       app,
       port: config.PORT,
       host: config.HOST,
-      stop: [
-        ["nonce purge", () => purge.stop()],
-        ["chain invalidations", () => invalidations.stop()],
-      ],
+      stop: [["chain invalidations", () => invalidations.stop()]],
+      purges: [noncePurgeJob(createNonceStore(db, systemClock), config.NONCE_PURGE_INTERVAL_MS)],
     };
   },
 });

@@ -1,5 +1,6 @@
 import type { Kysely } from "@humanpass/db";
 import { enqueue, type Topology } from "@humanpass/event-bus";
+import { backoffDelay, sleep } from "@humanpass/retry";
 import { untraced } from "@humanpass/telemetry";
 import { context, ROOT_CONTEXT, type Span, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { Logger } from "pino";
@@ -9,7 +10,7 @@ import type { ChainClient } from "./chain/client.ts";
 import { type BlockHeader, fetchHeaders } from "./chain/headers.ts";
 import { fetchRegistryLogs, isRangeRefused, type RegistryLog, wholeBlocksWithin } from "./chain/logs.ts";
 import { type RecordedLog, rebuildRecords } from "./chain/records.ts";
-import { type RetryOptions, rpcErrorReason, StoppedError, sleep, withRetry } from "./chain/retry.ts";
+import { type RetryOptions, rpcErrorReason, StoppedError, withRetry } from "./chain/retry.ts";
 import { type ChainTransaction, fetchTransactions } from "./chain/transactions.ts";
 import type { IndexerSettings } from "./config.ts";
 import {
@@ -445,7 +446,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       } catch (error) {
         if (error instanceof StoppedError || abort.signal.aborted) break;
         failures++;
-        const delayMs = Math.min(settings.retry.maxMs, settings.retry.baseMs * 2 ** Math.min(failures, 16));
+        const delayMs = backoffDelay({ ...settings.retry, attempt: failures + 1 });
         const level =
           error instanceof InconsistentRangeError || error instanceof CursorMovedError ? "warn" : "error";
         logger[level](

@@ -13,6 +13,7 @@ import {
 import { runService } from "@humanpass/service";
 import { buildApp } from "./app.ts";
 import { checkSettings, PaymentGatewayEnv, SCHEMA, SERVICE_NAME } from "./config.ts";
+import { humanProofPurgeJob } from "./db/expiry-purge.ts";
 import { GatewayHumanProofStore } from "./db/human-proof-store.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { outboxPaymentEvents, paymentEventOf } from "./events/payment-events.ts";
@@ -105,6 +106,7 @@ await runService({
         ["payment events", () => events.drain()],
         ["chain invalidations", () => invalidations.stop()],
       ],
+      purges: store ? [humanProofPurgeJob(store)] : [],
     };
   },
 });

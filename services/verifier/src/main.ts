@@ -6,7 +6,7 @@ import { systemClock } from "./clock.ts";
 import { isLoopbackHost, VerifierEnv, verificationSettings, verifierSettings } from "./config.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { SCHEMA } from "./db/schema.ts";
-import { startSessionPurger } from "./session-purger.ts";
+import { sessionPurgeJob } from "./session-purger.ts";
 import { createHttpDocumentFetcher } from "./verification/document-loader.ts";
 import { createVerificationPool } from "./verification/verification-pool.ts";
 
@@ -62,19 +62,11 @@ await runService({
     // Ready once one worker can verify; the others load the iden3 libraries behind it. This thread never loads them
     // (authorization requests are written without them, the workers resolve states), so it has nothing to stall on.
     await pool.ready();
-    const purger = startSessionPurger({
-      db,
-      clock: systemClock,
-      retentionMs: settings.sessionRetentionMs,
-      logger,
-    });
     return {
       app,
       port: config.PORT,
-      stop: [
-        ["session purger", () => purger.stop()],
-        ["verification workers", () => pool.close()],
-      ],
+      stop: [["verification workers", () => pool.close()]],
+      purges: [sessionPurgeJob({ db, clock: systemClock, retentionMs: settings.sessionRetentionMs })],
     };
   },
 });

@@ -1,29 +1,21 @@
 import type { Kysely } from "@humanpass/db";
-import type { Logger } from "@humanpass/telemetry";
+import type { PeriodicJob } from "@humanpass/service";
 import type { Clock } from "./clock.ts";
 import type { VerifierDatabase } from "./db/schema.ts";
 import { purgeExpiredSessions } from "./db/sessions.ts";
 
-/** Deletes long-expired sessions periodically; a single DELETE, so every replica may run it. */
-export function startSessionPurger(options: {
+/** Sessions expired more than `retentionMs` ago. */
+export function sessionPurgeJob(options: {
   db: Kysely<VerifierDatabase>;
   clock: Clock;
   retentionMs: number;
-  intervalMs?: number;
-  logger: Logger;
-}): { stop(): Promise<void> } {
-  let running: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    running = purgeExpiredSessions(options.db, options.clock(), options.retentionMs).then(
-      (purged) => purged > 0 && options.logger.info({ purged }, "expired sessions purged"),
-      (error: Error) => options.logger.warn({ err: error.message }, "purging expired sessions failed"),
-    );
-  }, options.intervalMs ?? 60_000);
-  timer.unref();
+}): PeriodicJob {
   return {
-    async stop() {
-      clearInterval(timer);
-      await running;
+    name: "expired sessions",
+    counter: {
+      name: "humanpass_verifier_sessions_purged_rows_total",
+      description: "Verification sessions deleted SESSION_RETENTION_SECONDS after they expired",
     },
+    deleteBatch: (limit) => purgeExpiredSessions(options.db, options.clock(), options.retentionMs, limit),
   };
 }

@@ -2,8 +2,10 @@
 // the demo humans as `make up` does, writes the stack file `make demo` reads and prints the URLs.
 // Reads the published ports from the same variables docker-compose.yml does; the devnet's addresses and keys from
 // the `devnet ready` line of its log.
+
 import path from "node:path";
 import { didFromAddress } from "@humanpass/identity";
+import { sleep } from "@humanpass/retry";
 import { type DevnetSummary, devnetSummary } from "./compose-devnet.ts";
 import { recordDemoHumans } from "./demo-humans.ts";
 import { REPO_ROOT } from "./processes.ts";
@@ -45,7 +47,7 @@ while (pending.length > 0 || !summary) {
     );
     process.exit(1);
   }
-  await new Promise((r) => setTimeout(r, 1_000));
+  await sleep(1_000);
   const answers = await Promise.all(pending.map((n) => ready(urls[n])));
   pending = pending.filter((_, i) => !answers[i]);
   summary ??= await devnetSummary().catch(() => undefined);

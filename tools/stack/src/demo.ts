@@ -6,6 +6,7 @@ import {
   createAttestationAwareSelector,
   createHumanProofClientExtension,
 } from "@humanpass/human-proof";
+import { sleep } from "@humanpass/retry";
 import { x402Client } from "@x402/core/client";
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
@@ -103,6 +104,6 @@ show(
   "After the human's quota was used up the gateway answered max_use_exceeded, and the selector paid full price.",
 );
 
-await new Promise((r) => setTimeout(r, 1_500));
+await sleep(1_500);
 events.abort();
 await tailing;

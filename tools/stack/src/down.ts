@@ -1,4 +1,5 @@
 // make down: stops the stack that make up started (its own process stops the services and the devnet).
+import { sleep } from "@humanpass/retry";
 import { readStackFile, removeStackFile } from "./stack-file.ts";
 
 const file = readStackFile();
@@ -16,7 +17,7 @@ const alive = (pid: number) => {
 };
 if (alive(file.pid)) process.kill(file.pid, "SIGTERM");
 const deadline = Date.now() + 20_000;
-while (alive(file.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+while (alive(file.pid) && Date.now() < deadline) await sleep(200);
 for (const pid of [file.pid, ...Object.values(file.servicePids), ...(file.natsPid ? [file.natsPid] : [])])
   if (alive(pid)) process.kill(pid, "SIGKILL");
 removeStackFile();

@@ -13,6 +13,7 @@ import {
   subscriberUser,
   TOPOLOGY_USER,
 } from "@humanpass/event-bus";
+import { sleep } from "@humanpass/retry";
 import { connect } from "@nats-io/transport-node";
 import { REPO_ROOT } from "./processes.ts";
 
@@ -113,7 +114,7 @@ export async function startLocalNats(options: {
           `nats-server did not start on ${url} with ${config} (see ${path.join(options.storeDir, "server.log")}): ${(e as Error).message}`,
         );
       }
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
   }
 }

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
+import { sleep } from "@humanpass/retry";
 
 export const REPO_ROOT = path.resolve(new URL("../../..", import.meta.url).pathname);
 
@@ -76,6 +77,6 @@ export async function waitUntilReady(
     }
     if (Date.now() > deadline)
       throw new Error(`${proc.name} was not ready at ${proc.url}${path} within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
 }

@@ -4,6 +4,7 @@ import path from "node:path";
 import { ensureDatabase } from "@humanpass/db";
 import { type DemoSeed, type Devnet, mine, seedDemo, startDevnet } from "@humanpass/devnet";
 import { applyTopologyAt, type SubscriberGrant, TOPOLOGY_USER } from "@humanpass/event-bus";
+import { sleep } from "@humanpass/retry";
 import { freePort } from "@humanpass/testing/ports";
 import { recordDemoHumans } from "./demo-humans.ts";
 import { type DevnetFacilitator, startDevnetFacilitator } from "./facilitator.ts";
@@ -248,7 +249,7 @@ async function waitForDemoData(apiUrl: string, seed: DemoSeed, timeoutMs = 60_00
   while (!(await ready().catch(() => false))) {
     if (Date.now() > deadline)
       throw new Error("the attestations API did not serve the demo pairings in time");
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { sleep } from "@humanpass/retry";
 import { REPO_ROOT } from "./processes.ts";
 
 /** A wallet's JWZ from the public iden3 V3 test vectors: well-formed, but its proofs answer another request. */
@@ -24,7 +25,7 @@ async function getWithRetry(url: string, fetchFn: typeof fetch): Promise<Respons
   for (let attempt = 1; ; attempt++) {
     const r = await fetchFn(url);
     if ((r.status !== 429 && r.status !== 503) || attempt >= 10) return r;
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await sleep(1_000);
   }
 }
 

@@ -180,13 +180,15 @@ export class PostgresHumanProofStore implements ProofAdmissions, PaymentReservat
 
   /**
    * Deletes rows past their expiry (used nonces, recorded uses, payment claims), at most `limit` per table, and
-   * returns how many. Call it periodically from one place (a timer, a job); a row left behind is refused anyway.
+   * returns how many. Call it periodically, off the request path (a timer, a job), again while it deletes `limit`
+   * or more; a row left behind is refused anyway. Rows another instance's purge holds are skipped (SKIP LOCKED),
+   * so instances running it at once never wait on each other.
    */
   async purgeExpired(now: Date = new Date(), limit = 5_000): Promise<number> {
     let deleted = 0;
     for (const table of PURGED_TABLES) {
       const { rowCount } = await this.pool.query(
-        `delete from ${table} where ctid = any(array(select ctid from ${table} where expires_at < $1 limit $2))`,
+        `delete from ${table} where ctid = any(array(select ctid from ${table} where expires_at < $1 limit $2 for update skip locked))`,
         [now, limit],
       );
       deleted += rowCount ?? 0;

@@ -33,8 +33,8 @@ export interface NonceStore {
    * than its lifetime or issued by the other path. It is gone afterwards whatever the outcome.
    */
   consume(nonce: string, path: ClaimPath): Promise<ConsumedNonce | null>;
-  /** Deletes nonces past their lifetime; returns how many. */
-  purgeExpired(): Promise<number>;
+  /** Deletes up to `limit` nonces past their lifetime in one statement; returns how many. */
+  purgeExpired(limit?: number): Promise<number>;
 }
 
 export function createNonceStore(db: Kysely<AgentAuthDb>, clock: Clock): NonceStore {
@@ -62,10 +62,19 @@ export function createNonceStore(db: Kysely<AgentAuthDb>, clock: Clock): NonceSt
       return { path: row.path, message: row.message, issuedAt: row.issued_at };
     },
 
-    async purgeExpired() {
+    async purgeExpired(limit = 5_000) {
+      // SKIP LOCKED: replicas purging at once, and a claim consuming one of the rows, never wait on each other.
       const result = await db
         .deleteFrom("nonces")
-        .where("issued_at", "<", new Date(clock() - NONCE_LIFETIME_MS))
+        .where("nonce", "in", (eb) =>
+          eb
+            .selectFrom("nonces")
+            .select("nonce")
+            .where("issued_at", "<", new Date(clock() - NONCE_LIFETIME_MS))
+            .limit(limit)
+            .forUpdate()
+            .skipLocked(),
+        )
         .executeTakeFirst();
       return Number(result.numDeletedRows);
     },

@@ -1,24 +1,15 @@
-import type { Logger } from "@humanpass/telemetry";
+import type { PeriodicJob } from "@humanpass/service";
 import type { NonceStore } from "./nonce-store.ts";
 
-/** Deletes expired nonces every `intervalMs`; a failed round is logged and the next one tries again. */
-export function startNoncePurge(
-  nonces: NonceStore,
-  intervalMs: number,
-  logger: Logger,
-): { stop(): Promise<void> } {
-  let running: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    running = nonces
-      .purgeExpired()
-      .then((n) => n > 0 && logger.debug({ purged: n }, "expired nonces deleted"))
-      .catch((e) => logger.warn({ err: (e as Error).message }, "expired nonces could not be deleted"));
-  }, intervalMs);
-  timer.unref();
+/** Nonces past their lifetime, every `intervalMs` (NONCE_PURGE_INTERVAL_MS). */
+export function noncePurgeJob(nonces: NonceStore, intervalMs: number): PeriodicJob {
   return {
-    async stop() {
-      clearInterval(timer);
-      await running;
+    name: "expired nonces",
+    counter: {
+      name: "humanpass_agent_auth_nonces_purged_rows_total",
+      description: "Challenge nonces deleted past their lifetime",
     },
+    intervalMs,
+    deleteBatch: (limit) => nonces.purgeExpired(limit),
   };
 }

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from "@humanpass/db";
 import { jetstreamManager, type NatsConnection, streamName, type Topology } from "@humanpass/event-bus";
+import { sleep } from "@humanpass/retry";
 import type { Logger } from "@humanpass/telemetry";
 import { READ_MODEL_TABLES } from "../db/types.ts";
 import { DEFAULT_DURABLES, type ReadModelDurables, startReadModelConsumers } from "../events/consumers.ts";
@@ -55,7 +56,7 @@ export async function rebuildReadModel(options: RebuildOptions): Promise<Rebuild
       if (Date.now() > deadline)
         throw new Error(`replay not finished in time: ${pending} messages still pending`);
       logger.info({ pending, applied: consumers.reduce((n, c) => n + c.stats.applied, 0) }, "replaying");
-      await new Promise((r) => setTimeout(r, options.pollMs ?? 1_000));
+      await sleep(options.pollMs ?? 1_000);
     }
   } finally {
     for (const c of consumers) await c.stop();

@@ -2,18 +2,7 @@ import pino from "pino";
 import { HttpRequestError, RpcRequestError, TimeoutError } from "viem";
 import { describe, expect, it } from "vitest";
 import { isRangeRefused } from "./logs.ts";
-import { backoffDelay, rpcErrorReason, withRetry } from "./retry.ts";
-
-const policy = { baseMs: 100, maxMs: 1_000 };
-
-describe("backoffDelay", () => {
-  it("doubles per attempt up to the cap, with jitter in the upper half", () => {
-    expect(backoffDelay(policy, 1, () => 0)).toBe(50);
-    expect(backoffDelay(policy, 1, () => 1)).toBe(100);
-    expect(backoffDelay(policy, 3, () => 0.5)).toBe(300);
-    expect(backoffDelay(policy, 30, () => 1)).toBe(1_000);
-  });
-});
+import { rpcErrorReason, withRetry } from "./retry.ts";
 
 describe("rpcErrorReason", () => {
   it("tells 429s, other HTTP failures, timeouts and JSON-RPC errors apart", () => {
@@ -78,7 +67,11 @@ describe("withRetry", () => {
         async () => {
           throw error;
         },
-        { policy, logger: pino({ level: "silent" }), isFinal: (e) => e === error },
+        {
+          policy: { baseMs: 100, maxMs: 1_000 },
+          logger: pino({ level: "silent" }),
+          isFinal: (e) => e === error,
+        },
       ),
     ).rejects.toBe(error);
   });

@@ -1,3 +1,4 @@
+import { backoffDelay, sleep } from "@humanpass/retry";
 import type { Logger } from "pino";
 import { BaseError, HttpRequestError, RpcRequestError, TimeoutError } from "viem";
 
@@ -27,12 +28,6 @@ export function isResponseTooLarge(error: unknown): boolean {
   );
 }
 
-/** Delay before attempt `attempt + 1`: exponential, capped, with jitter so many clients do not retry in step. */
-export function backoffDelay(policy: RetryPolicy, attempt: number, random = Math.random): number {
-  const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** (attempt - 1));
-  return Math.round(ceiling / 2 + random() * (ceiling / 2));
-}
-
 export interface RetryOptions {
   policy: RetryPolicy;
   logger: Logger;
@@ -54,7 +49,7 @@ export async function withRetry<T>(what: string, fn: () => Promise<T>, options: 
       if (options.isFinal?.(error) || options.signal?.aborted) throw error;
       const reason = rpcErrorReason(error);
       options.onError?.(reason);
-      const delayMs = backoffDelay(options.policy, attempt);
+      const delayMs = backoffDelay({ ...options.policy, attempt, jitter: [0.5, 1] });
       options.logger.warn(
         {
           what,
@@ -68,17 +63,4 @@ export async function withRetry<T>(what: string, fn: () => Promise<T>, options: 
       await sleep(delayMs, options.signal);
     }
   }
-}
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-  });
 }

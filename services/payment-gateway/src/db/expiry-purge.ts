@@ -1,20 +1,17 @@
-import type { Logger } from "@humanpass/telemetry";
+import type { PostgresHumanProofStore } from "@humanpass/human-proof/postgres";
+import type { PeriodicJob } from "@humanpass/service";
 
 /**
- * Runs `purge` at most once per `intervalMs`, when called from a request path, without making the request wait:
- * rows past their expiry are refused for it anyway, so their deletion can lag. A failure is logged.
+ * Used proof nonces, recorded uses and payment claims past their expiry. Rows past their expiry are refused for it
+ * anyway, so their deletion can wait for the next round.
  */
-export function throttledPurge(
-  purge: (now: Date) => Promise<unknown>,
-  what: string,
-  logger: Logger,
-  intervalMs = 60_000,
-): () => void {
-  let last = 0;
-  return () => {
-    const now = Date.now();
-    if (now - last < intervalMs) return;
-    last = now;
-    purge(new Date(now)).catch((error) => logger.warn({ err: error }, `${what} could not be purged`));
+export function humanProofPurgeJob(store: Pick<PostgresHumanProofStore, "purgeExpired">): PeriodicJob {
+  return {
+    name: "expired proof nonces and payment reservations",
+    counter: {
+      name: "humanpass_payment_gateway_human_proof_purged_rows_total",
+      description: "Used proof nonces, proof uses and payment reservations deleted past their expiry",
+    },
+    deleteBatch: (limit) => store.purgeExpired(new Date(), limit),
   };
 }

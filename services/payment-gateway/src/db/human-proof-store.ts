@@ -1,15 +1,9 @@
 import { isDatabaseUnavailable, type Pool } from "@humanpass/db";
 import { type OutboxEvent, outboxInsert, outboxRows, type Topology } from "@humanpass/event-bus";
-import type {
-  AdmissionOutcome,
-  HumanProofEvent,
-  PaymentAuthorization,
-  ProofAdmission,
-} from "@humanpass/human-proof";
+import type { AdmissionOutcome, HumanProofEvent, ProofAdmission } from "@humanpass/human-proof";
 import { PostgresHumanProofStore } from "@humanpass/human-proof/postgres";
 import type { Logger } from "@humanpass/telemetry";
 import { checkedPaymentEvent, paymentEventOf } from "../events/payment-events.ts";
-import { throttledPurge } from "./expiry-purge.ts";
 
 /**
  * The SDK's Postgres store with the gateway's outbox: each proof's admission (nonce, use, payment claim) writes
@@ -17,16 +11,9 @@ import { throttledPurge } from "./expiry-purge.ts";
  * the nonce and the use do, in one round trip and one commit. Shared by every gateway instance.
  */
 export class GatewayHumanProofStore extends PostgresHumanProofStore {
-  // Rows past their expiry are refused for it anyway, so their deletion can lag behind the requests.
-  private readonly purgeLater: () => void;
   private readonly logger: Logger;
 
-  constructor(
-    pool: Pick<Pool, "query">,
-    topology: Topology,
-    logger: Logger,
-    options: { purgeIntervalMs?: number } = {},
-  ) {
+  constructor(pool: Pick<Pool, "query">, topology: Topology, logger: Logger) {
     super(pool, {
       events: {
         rows: (events: HumanProofEvent[]) =>
@@ -43,16 +30,9 @@ export class GatewayHumanProofStore extends PostgresHumanProofStore {
       },
     });
     this.logger = logger;
-    this.purgeLater = throttledPurge(
-      () => this.purgeExpired(),
-      "expired proof nonces and payment reservations",
-      logger,
-      options.purgeIntervalMs,
-    );
   }
 
   override async admit(admission: ProofAdmission): Promise<AdmissionOutcome> {
-    this.purgeLater();
     try {
       return await super.admit(admission);
     } catch (error) {
@@ -63,10 +43,5 @@ export class GatewayHumanProofStore extends PostgresHumanProofStore {
       );
       throw error;
     }
-  }
-
-  override async reserve(authorization: PaymentAuthorization, claimant?: string): Promise<boolean> {
-    this.purgeLater();
-    return super.reserve(authorization, claimant);
   }
 }

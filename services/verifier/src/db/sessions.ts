@@ -79,15 +79,27 @@ export async function sessionStatus(
   return row.status;
 }
 
-/** Deletes sessions that expired more than `retentionMs` ago; nullifiers are kept for good. */
+/**
+ * Deletes up to `limit` sessions that expired more than `retentionMs` ago, in one statement; nullifiers are kept for
+ * good. SKIP LOCKED: replicas purging at once never wait on each other.
+ */
 export async function purgeExpiredSessions(
   db: Kysely<VerifierDatabase>,
   now: Date,
   retentionMs: number,
+  limit = 5_000,
 ): Promise<number> {
   const result = await db
     .deleteFrom("sessions")
-    .where("expires_at", "<", new Date(now.getTime() - retentionMs))
+    .where("session_id", "in", (eb) =>
+      eb
+        .selectFrom("sessions")
+        .select("session_id")
+        .where("expires_at", "<", new Date(now.getTime() - retentionMs))
+        .limit(limit)
+        .forUpdate()
+        .skipLocked(),
+    )
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }

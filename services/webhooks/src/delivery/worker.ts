@@ -1,5 +1,6 @@
 import type { Kysely } from "@humanpass/db";
 import { signWebhook } from "@humanpass/events";
+import { sleep } from "@humanpass/retry";
 import type { Logger } from "@humanpass/telemetry";
 import type { Clock } from "../clock.ts";
 import { type ClaimedDelivery, claimDue, recordOutcome } from "../db/deliveries.ts";
@@ -100,23 +101,16 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   const stopping = new AbortController();
   // Set when an attempt ends: its slot is free, and its endpoint may have room again.
   let woken = false;
-  let wakeUp: (() => void) | undefined;
+  let wakeUp: AbortController | undefined;
   const wake = () => {
     woken = true;
-    wakeUp?.();
+    wakeUp?.abort();
   };
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        stopping.signal.removeEventListener("abort", done);
-        wakeUp = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      stopping.signal.addEventListener("abort", done);
-      wakeUp = done;
-    });
+  const pause = async (ms: number) => {
+    wakeUp = new AbortController();
+    await sleep(ms, AbortSignal.any([stopping.signal, wakeUp.signal]));
+    wakeUp = undefined;
+  };
 
   let loop: Promise<void> | undefined;
   return {

@@ -3,7 +3,9 @@
 // faults and awaited after them, each fault survived within a readiness bound, and once the system has settled one
 // test per invariant over what the workload did. The functions that register hooks and tests do so in the
 // describe block they are called from.
+
 import { type DevnetAccount, identityFromAddress } from "@humanpass/devnet";
+import { sleep } from "@humanpass/retry";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Address, Hex } from "viem";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -156,7 +158,7 @@ export async function openFaultSuite(options: FaultSuiteOptions): Promise<FaultS
       running = runWorkload(workload);
       // Awaited once the faults are over; a failure before that is reported there, not as an unhandled rejection.
       running.catch(() => {});
-      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      await sleep(5_000);
     },
     async survives(fault, during = []) {
       const recovery = await underFault(h.faults, fault, during);

@@ -6,13 +6,14 @@
 // fault's test: it runs between the fault's start and its end, and the fault lasts until it is done.
 // Prometheus runs with the alert rules' `for:` at 5 s (scripts/compose/test.sh): each fault's test waits, while the
 // fault lasts, for the alert an operator would get, and once the system is ready again for that alert to resolve.
+
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { createPool } from "@humanpass/db";
 import { ABIs } from "@humanpass/devnet";
 import { jetstreamManager } from "@humanpass/event-bus";
+import { sleep } from "@humanpass/retry";
 import type { Address } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";

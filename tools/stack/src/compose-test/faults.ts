@@ -4,8 +4,9 @@
 // A fault declared an outage excuses 503s from its start until recovery; each replica kill is recorded with the
 // moments before and after the kill, so that a 502 for a request in flight to the killed process (the proxy cannot
 // resend a POST it already passed on) is told apart from any other.
+
 import { spawn } from "node:child_process";
-import { setTimeout as sleep } from "node:timers/promises";
+import { sleep } from "@humanpass/retry";
 import { docker, type Replica } from "./docker.ts";
 import type { Kill, Window } from "./invariants.ts";
 

@@ -1,10 +1,11 @@
 // The compose test's hold on the running stack (scripts/compose/test.sh brought it up): its URLs and devnet from the
 // stack file and the devnet's log, the containers through the Engine API, Postgres as the operator, and the
 // record of everything the workload did.
-import { setTimeout as sleep } from "node:timers/promises";
+
 import { createPool } from "@humanpass/db";
 import { connectDevnet, type Devnet, type DevnetAccount } from "@humanpass/devnet";
 import { jetstreamManager } from "@humanpass/event-bus";
+import { sleep } from "@humanpass/retry";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { type DevnetSummary, devnetSummary } from "../compose-devnet.ts";
 import { readStackFile, type StackFile } from "../stack-file.ts";

@@ -1,8 +1,10 @@
 // The invariants the compose test checks once the workload and the faults are over and the system has settled.
 // Each returns a verdict: which invariant, whether it holds, and the figures behind it.
+
 import { createPool } from "@humanpass/db";
 import type { Devnet } from "@humanpass/devnet";
 import { jetstreamManager } from "@humanpass/event-bus";
+import { sleep } from "@humanpass/retry";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { type Address, parseAbiItem } from "viem";
 import type { Response, WorkloadRecord } from "./workload.ts";
@@ -54,7 +56,7 @@ async function getJson<T>(url: string): Promise<T> {
     const r = await fetch(url);
     if (r.status === 200) return (await r.json()) as T;
     if ((r.status !== 429 && r.status !== 503) || attempt >= 10) throw new Error(`GET ${url}: ${r.status}`);
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    await sleep(2_000);
   }
 }
 

@@ -6,8 +6,9 @@
 // then hold over what the workload did.
 // Figures logged per fault: how long until the other nodes all saw another leader of each group the node led, the longest an outbox row waited for its
 // PubAck around the fault (publishing stalled), and how long the node took, once back, to be current on every stream.
-import { setTimeout as sleep } from "node:timers/promises";
+
 import { jetstreamManager } from "@humanpass/event-bus";
+import { sleep } from "@humanpass/retry";
 import { beforeAll, describe, expect, it } from "vitest";
 import { docker } from "./docker.ts";
 import { invariantTests, openFaultSuite } from "./fault-suite.ts";

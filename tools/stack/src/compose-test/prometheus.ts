@@ -1,6 +1,6 @@
+import { sleep } from "@humanpass/retry";
 // The compose stack's Prometheus, through its HTTP API: which alerts are firing, and the expressions of the
 // dashboard and the alert rules evaluated against what it scraped.
-import { setTimeout as sleep } from "node:timers/promises";
 
 export interface Alert {
   labels: Record<string, string>;

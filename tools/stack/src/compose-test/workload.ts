@@ -8,6 +8,7 @@ import {
   createAttestationAwareSelector,
   createHumanProofClientExtension,
 } from "@humanpass/human-proof";
+import { sleep } from "@humanpass/retry";
 import { x402Client } from "@x402/core/client";
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
@@ -82,8 +83,6 @@ export interface WorkloadOptions {
   record: WorkloadRecord;
 }
 
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** Retries a chain write the devnet refused for a transient reason (bounded: 5 tries). */
 async function chainRetry<T>(fn: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
@@ -91,7 +90,7 @@ async function chainRetry<T>(fn: () => Promise<T>): Promise<T> {
       return await fn();
     } catch (error) {
       if (attempt >= 5) throw error;
-      await pause(500 * attempt);
+      await sleep(500 * attempt);
     }
   }
 }
@@ -120,7 +119,7 @@ export async function writeAttestations(
           await chainRetry(() => revokeAttestation(options.devnet, id, { from: attester.address }));
           entry.revoked = true;
         }
-        await pause(gapMs);
+        await sleep(gapMs);
       }
     }),
   );
@@ -136,7 +135,7 @@ async function claims(options: WorkloadOptions, fetcher: typeof fetch): Promise<
           const challenge = await fetcher(`${base}/api/v1/challenge`);
           if (challenge.status !== 200) {
             options.record.claims.push({ status: challenge.status });
-            await pause(options.gaps?.claimMs ?? 300);
+            await sleep(options.gaps?.claimMs ?? 300);
             continue;
           }
           const { nonce, message } = (await challenge.json()) as { nonce: string; message: string };
@@ -150,7 +149,7 @@ async function claims(options: WorkloadOptions, fetcher: typeof fetch): Promise<
         } catch {
           options.record.claims.push({ status: 0 });
         }
-        await pause(options.gaps?.claimMs ?? 300);
+        await sleep(options.gaps?.claimMs ?? 300);
       }
     }),
   );
@@ -193,7 +192,7 @@ async function payments(options: WorkloadOptions, fetcher: typeof fetch): Promis
         } catch {
           options.record.paid.push({ agent: agent.address, status: 0 });
         }
-        await pause(options.gaps?.paidMs ?? 500);
+        await sleep(options.gaps?.paidMs ?? 500);
       }
     }),
   );

@@ -6,12 +6,13 @@
 // The registry is RELEASE_TEST_REGISTRY (host:port/path, e.g. a `registry:2` container) or, where none is given,
 // a `docker-registry` process (Debian's package, which .ci/docker-engine.sh installs) on a free loopback port: the
 // engine pushes to 127.0.0.0/8 over plain HTTP without being told to.
+
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
+import { sleep } from "@humanpass/retry";
 import { freePort } from "@humanpass/testing/ports";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../processes.ts";

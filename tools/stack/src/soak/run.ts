@@ -2,13 +2,14 @@
 // leak checks asserted): a fresh `make up` stack (own database, stream prefix, free ports) under a fixed mixed
 // load, every service's /metrics sampled at a fixed interval, then, once the load stopped and the system settled,
 // the samples at rest and the exact counts of the compose suite's invariants.
+
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import { loadavg } from "node:os";
-import { setTimeout as sleep } from "node:timers/promises";
 import { createPool, dropDatabase } from "@humanpass/db";
 import { type DevnetAccount, identityFromAddress, setAutomine } from "@humanpass/devnet";
 import { deletePrefixedStreams, jetstreamManager } from "@humanpass/event-bus";
+import { sleep } from "@humanpass/retry";
 import { freePort } from "@humanpass/testing/ports";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import {

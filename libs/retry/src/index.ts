@@ -1,0 +1,2 @@
+export { type Backoff, backoffDelay } from "./backoff.ts";
+export { sleep } from "./sleep.ts";
