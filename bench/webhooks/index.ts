@@ -22,13 +22,13 @@ import {
   type StreamName,
   subjectOf,
 } from "@humanpass/event-bus";
+import { systemClock } from "@humanpass/service";
 import {
   createAddressPolicy,
   createDeliveryWorker,
   migrations,
   SCHEMA,
   startIngest,
-  systemClock,
   type WebhooksDb,
   WebhooksEnv,
 } from "@humanpass/webhooks";

@@ -45,6 +45,8 @@ import {
 } from "@humanpass/telemetry";
 import { type Static, type TObject, Type } from "@sinclair/typebox";
 
+export { type Clock, systemClock } from "./clock.ts";
+
 export interface ServiceRuntime<C> {
   config: C;
   logger: Logger;

@@ -1,6 +1,6 @@
 import type { Kysely } from "@humanpass/db";
+import type { Clock } from "@humanpass/service";
 import type { Logger } from "@humanpass/telemetry";
-import type { Clock } from "./clock.ts";
 import type { VerifierDatabase } from "./db/schema.ts";
 import { purgeExpiredSessions } from "./db/sessions.ts";
 
@@ -14,7 +14,7 @@ export function startSessionPurger(options: {
 }): { stop(): Promise<void> } {
   let running: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
-    running = purgeExpiredSessions(options.db, options.clock(), options.retentionMs).then(
+    running = purgeExpiredSessions(options.db, new Date(options.clock()), options.retentionMs).then(
       (purged) => purged > 0 && options.logger.info({ purged }, "expired sessions purged"),
       (error: Error) => options.logger.warn({ err: error.message }, "purging expired sessions failed"),
     );
