@@ -150,7 +150,7 @@ export const ServiceRuntimeEnv = {
     maximum: 1_000,
     default: 10,
     description:
-      'an integer from 0 to 1000 (milliseconds): once the outbox relay has published what it found, how long it lets further commits land before it looks again: fewer relay round trips, each event up to this much later (docs/performance.md, "payment-gateway")',
+      'an integer from 0 to 1000 (milliseconds): once the outbox relay has published what it found, how long it lets further commits land before it looks again: fewer relay round trips, each event up to this much later (docs/performance-decisions.md, "payment-gateway")',
   }),
   PURGE_INTERVAL_MS: Type.Integer({
     minimum: 1_000,
