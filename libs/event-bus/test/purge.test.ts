@@ -18,7 +18,7 @@ import {
   startOutboxRelay,
   streamName,
 } from "../src/index.ts";
-import { type EventsTestContext, logger, SCHEMA, setUpEventsTest, testEvent } from "./harness.ts";
+import { type EventsTestContext, logger, SCHEMA, setUpEventsTest, testEvent } from "./support/harness.ts";
 
 const HOUR_MS = 3_600_000;
 let ctx: EventsTestContext;

@@ -11,7 +11,7 @@ import {
   recordedMetrics,
   setUp,
   startReceiver,
-} from "./harness.ts";
+} from "./support/harness.ts";
 
 let harness: Harness;
 beforeAll(async () => {

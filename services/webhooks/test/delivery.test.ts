@@ -12,7 +12,7 @@ import {
   recordedMetrics,
   setUp,
   startReceiver,
-} from "./harness.ts";
+} from "./support/harness.ts";
 
 const EVENTS = 1_000;
 const MINUTE = 60_000;

@@ -12,7 +12,7 @@ import {
   setUp,
   startReceiver,
   startStallingReceiver,
-} from "./harness.ts";
+} from "./support/harness.ts";
 
 let harness: Harness;
 beforeAll(async () => {

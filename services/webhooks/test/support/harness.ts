@@ -23,7 +23,7 @@ import {
   migrations,
   SCHEMA,
   type WebhooksDb,
-} from "../src/index.ts";
+} from "../../src/index.ts";
 
 export const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef0123";
