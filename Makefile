@@ -58,13 +58,13 @@ test up: export HUMANPASS_NEEDS_NATS_SERVER = 1
 test: infra build
 	@if [ -x services/verifier/scripts/ensure-chromium.sh ]; then bash services/verifier/scripts/ensure-chromium.sh; fi
 	@mkdir -p .run
-	npx vitest run --reporter=default --reporter=json --outputFile.json=.run/vitest.json; status=$$?; \
+	npx vitest run --project unit --reporter=default --reporter=json --outputFile.json=.run/vitest.json; status=$$?; \
 	  node scripts/test-summary.mjs .run/vitest.json; exit $$status
 
 # The soak driver of `npm run bench -- soak` for 3 minutes on a stack of its own; asserts the exact counts and that
-# no pool connection, file descriptor or timer leaks (vitest.soak.config.ts).
+# no pool connection, file descriptor or timer leaks (the soak project of vitest.config.ts).
 test-soak: infra build
-	npx vitest run --config vitest.soak.config.ts
+	npx vitest run --project soak --reporter=verbose
 
 up: infra build
 	@echo "node $$(node -v) ($$(command -v node))"

@@ -2,7 +2,7 @@
 // bundle, dist/service.js (and, for the verifier, its worker thread as dist/verification-worker.js), which the
 // images, compose, Kubernetes and `make up` run. Node spends most of a service's start-up resolving and loading
 // about two thousand files of node_modules one by one; one file per process starts in well under half of that
-// (docs/performance.md; why two tools: docs/architecture.md).
+// (docs/performance-decisions.md; why two tools: docs/architecture.md).
 //
 // The bundles sit at the depth of src/main.ts, so the paths the sources build from `import.meta.url` (../contexts,
 // ../config, ./verification-worker.js) hold as they are.

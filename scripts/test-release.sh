@@ -4,4 +4,4 @@
 # image, or on the local stand-in when no registry answers for it (scripts/compose/env.sh decides, as for compose).
 set -euo pipefail
 source "$(dirname "$0")/compose/env.sh"
-npx vitest run --config vitest.release.config.ts
+npx vitest run --project release --reporter=verbose

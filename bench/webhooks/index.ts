@@ -24,13 +24,13 @@ import {
   subjectOf,
 } from "@humanpass/event-bus";
 import { sleep } from "@humanpass/retry";
+import { systemClock } from "@humanpass/service";
 import {
   createAddressPolicy,
   createDeliveryWorker,
   migrations,
   SCHEMA,
   startIngest,
-  systemClock,
   type WebhooksDb,
   WebhooksEnv,
 } from "@humanpass/webhooks";

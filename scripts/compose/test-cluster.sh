@@ -27,4 +27,4 @@ cleanup() {
 trap cleanup EXIT
 compose down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
 REPLICAS="${REPLICAS:-1}" bash scripts/compose/up.sh
-npx vitest run --config vitest.compose-cluster.config.ts
+npx vitest run --project compose-cluster --reporter=verbose

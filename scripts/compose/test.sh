@@ -29,4 +29,4 @@ cleanup() {
 trap cleanup EXIT
 compose down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
 REPLICAS="${REPLICAS:-2}" bash scripts/compose/up.sh
-npx vitest run --config vitest.compose.config.ts
+npx vitest run --project compose --reporter=verbose

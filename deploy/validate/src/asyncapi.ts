@@ -1,5 +1,5 @@
 import * as catalog from "@humanpass/events";
-import { CloudEventEnvelope, EVENTS, STREAMS, type StreamName } from "@humanpass/events";
+import { CloudEventEnvelope, EVENTS, STREAMS, type StreamName, subjectMatches } from "@humanpass/events";
 import type { TSchema } from "@sinclair/typebox";
 import { stringify } from "yaml";
 
@@ -72,16 +72,6 @@ export interface CatalogEntry {
   schema: string;
   producer: string;
   consumers: string[];
-}
-
-function subjectMatches(pattern: string, subject: string): boolean {
-  const p = pattern.split(".");
-  const s = subject.split(".");
-  for (let i = 0; i < p.length; i++) {
-    if (p[i] === ">") return s.length > i;
-    if (p[i] !== "*" && p[i] !== s[i]) return false;
-  }
-  return p.length === s.length;
 }
 
 export function catalogEntries(): CatalogEntry[] {

@@ -94,7 +94,7 @@ export interface RunningConsumer {
  * pull left on a node that lost the consumer's leadership is never answered: the client pulls again when the pull
  * expires or two heartbeats are missed. At nats.js's default of 30 s a consumer could wait more than half a minute
  * after a NATS node loss; below 5 s the wait is mostly the consumer's own leader election (`npm run bench --
- * nats-failover`, docs/performance.md). An idle consumer's cost is one pull request per period.
+ * nats-failover`, docs/performance-decisions.md). An idle consumer's cost is one pull request per period.
  */
 export const CONSUME_EXPIRES_MS = 5_000;
 

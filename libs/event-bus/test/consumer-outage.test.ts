@@ -6,7 +6,13 @@ import type { Kysely } from "kysely";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listDeadLetters, type RunningConsumer, startConsumer, subjectOf } from "../src/index.ts";
-import { appliedCounts, type EventsTestContext, SCHEMA, setUpEventsTest, testEvent } from "./harness.ts";
+import {
+  appliedCounts,
+  type EventsTestContext,
+  SCHEMA,
+  setUpEventsTest,
+  testEvent,
+} from "./support/harness.ts";
 
 const POISON = 1_000_000;
 const OUTAGE_MS = 30_000;

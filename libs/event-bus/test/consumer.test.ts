@@ -24,7 +24,7 @@ import {
   SCHEMA,
   setUpEventsTest,
   testEvent,
-} from "./harness.ts";
+} from "./support/harness.ts";
 
 let ctx: EventsTestContext;
 let database: TestDatabase;
@@ -67,7 +67,7 @@ function startWorker(durable: string): Promise<ChildProcess> {
     process.execPath,
     [
       "--conditions=@humanpass/source",
-      path.join(here, "consumer-worker.ts"),
+      path.join(here, "support/consumer-worker.ts"),
       database.url,
       testNatsUrl(),
       topology.prefix,

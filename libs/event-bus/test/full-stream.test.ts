@@ -22,7 +22,7 @@ import {
   SCHEMA,
   setUpEventsTest,
   testEvent,
-} from "./harness.ts";
+} from "./support/harness.ts";
 
 // A stream of 16 KiB holds a few dozen test events: 120 overfill it several times.
 const LIMIT_BYTES = 16 * 1024;

@@ -4,7 +4,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { enqueue, ensureDurable, observeJetStream, observeOutbox, streamName } from "../src/index.ts";
-import { type EventsTestContext, setUpEventsTest, testEvent } from "./harness.ts";
+import { type EventsTestContext, setUpEventsTest, testEvent } from "./support/harness.ts";
 
 const DURABLE = "observed";
 

@@ -24,7 +24,7 @@ import {
   startOutboxRelay,
   streamName,
 } from "../src/index.ts";
-import { appliedCounts, logger, recordApplied, SCHEMA, setUpDatabase, testEvent } from "./harness.ts";
+import { appliedCounts, logger, recordApplied, SCHEMA, setUpDatabase, testEvent } from "./support/harness.ts";
 
 let cluster: NatsCluster;
 let database: TestDatabase;

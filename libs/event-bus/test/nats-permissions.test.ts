@@ -47,7 +47,7 @@ import {
   waitForStreams,
 } from "../src/index.ts";
 import { JetStreamBatchPublisher } from "../src/jetstream-publisher.ts";
-import { type AuthNatsServer, passwordOf, startAuthNatsServer } from "./nats-server.ts";
+import { type AuthNatsServer, passwordOf, startAuthNatsServer } from "./support/nats-server.ts";
 
 const logger = pino({ level: "silent" });
 const ALL_STREAMS = Object.keys(STREAMS) as StreamName[];

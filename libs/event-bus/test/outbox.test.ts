@@ -20,7 +20,7 @@ import {
   SCHEMA,
   setUpEventsTest,
   testEvent,
-} from "./harness.ts";
+} from "./support/harness.ts";
 
 let ctx: EventsTestContext;
 let database: TestDatabase;

@@ -15,7 +15,7 @@ import {
   purgeOutbox,
   streamName,
 } from "../src/index.ts";
-import { type EventsTestContext, setUpEventsTest, testEvent } from "./harness.ts";
+import { type EventsTestContext, setUpEventsTest, testEvent } from "./support/harness.ts";
 
 const HOUR_MS = 3_600_000;
 let ctx: EventsTestContext;

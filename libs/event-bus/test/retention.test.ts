@@ -27,7 +27,7 @@ import {
   streamName,
   waitForStreams,
 } from "../src/index.ts";
-import { type NatsCluster, startNatsCluster } from "./nats-cluster.ts";
+import { type NatsCluster, startNatsCluster } from "./support/nats-cluster.ts";
 
 const DAY_NS = 86_400_000 * 1_000_000;
 const MIB = 1024 ** 2;

@@ -13,7 +13,7 @@ import {
   SCHEMA,
   setUpEventsTest,
   testEvent,
-} from "./harness.ts";
+} from "./support/harness.ts";
 
 const exporter = new InMemorySpanExporter();
 const telemetry = startTelemetry({ serviceName: "events-test", spanExporter: exporter });

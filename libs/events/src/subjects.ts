@@ -27,3 +27,16 @@ export function streamSubjects(topology: Topology, stream: StreamName): string {
 export function typeOfSubject(subject: string): string {
   return subject.slice(subject.lastIndexOf(".") + 1);
 }
+
+/**
+ * Whether a NATS subject pattern matches a subject: `*` stands for one token, a trailing `>` for one token or more.
+ */
+export function subjectMatches(pattern: string, subject: string): boolean {
+  const p = pattern.split(".");
+  const s = subject.split(".");
+  for (let i = 0; i < p.length; i++) {
+    if (p[i] === ">") return s.length > i;
+    if (p[i] !== "*" && p[i] !== s[i]) return false;
+  }
+  return p.length === s.length;
+}

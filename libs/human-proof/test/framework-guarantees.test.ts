@@ -8,9 +8,9 @@ import { x402Client, x402HTTPClient } from "@x402/core/client";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type DocsServer, FRAMEWORKS, STANDARD_PRICE, startDocsServer } from "./docs-servers.ts";
-import { ScriptedFacilitator } from "./paid-http-server.ts";
 import { registry } from "./proof-fixtures.ts";
+import { type DocsServer, FRAMEWORKS, STANDARD_PRICE, startDocsServer } from "./support/docs-servers.ts";
+import { ScriptedFacilitator } from "./support/paid-http-server.ts";
 
 const payer = privateKeyToAccount(`0x${"41".repeat(32)}`);
 const payments = new x402HTTPClient(

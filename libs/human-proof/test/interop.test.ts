@@ -22,13 +22,13 @@ import {
 import type { HTTPClientExtensionHooks } from "@x402/core/client";
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { account, CHAIN, challenge } from "./proof-fixtures.ts";
 import {
   type AttestationsApiStandIn,
   humanFromAddress,
   ownershipAttestation,
   startAttestationsApiStandIn,
-} from "./attestations-api-stand-in.ts";
-import { account, CHAIN, challenge } from "./proof-fixtures.ts";
+} from "./support/attestations-api-stand-in.ts";
 
 const RESOURCE = "https://api.example.com/weather?city=Oslo";
 const agent = account(1);

@@ -22,15 +22,21 @@ import {
   type PaymentAuthorization,
   type ProofAdmission,
 } from "../src/server/index.ts";
+import { account, challenge, RESOURCE, registry, resolutionFor, sign, tier } from "./proof-fixtures.ts";
 import {
   type AttestationsApiStandIn,
   humanFromAddress,
   ownershipAttestation,
   startAttestationsApiStandIn,
-} from "./attestations-api-stand-in.ts";
-import { type DocsServer, HUMAN_PRICE, MAX_USE, STANDARD_PRICE, startDocsServer } from "./docs-servers.ts";
-import { ScriptedFacilitator } from "./paid-http-server.ts";
-import { account, challenge, RESOURCE, registry, resolutionFor, sign, tier } from "./proof-fixtures.ts";
+} from "./support/attestations-api-stand-in.ts";
+import {
+  type DocsServer,
+  HUMAN_PRICE,
+  MAX_USE,
+  STANDARD_PRICE,
+  startDocsServer,
+} from "./support/docs-servers.ts";
+import { ScriptedFacilitator } from "./support/paid-http-server.ts";
 
 let database: TestDatabase;
 let pools: pg.Pool[];

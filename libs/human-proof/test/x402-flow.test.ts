@@ -34,14 +34,14 @@ import {
   humanFromAddress,
   ownershipAttestation,
   startAttestationsApiStandIn,
-} from "./attestations-api-stand-in.ts";
+} from "./support/attestations-api-stand-in.ts";
 import {
   ASSET,
   NETWORK,
   type PaidHttpServer,
   ScriptedFacilitator,
   startPaidHttpServer,
-} from "./paid-http-server.ts";
+} from "./support/paid-http-server.ts";
 
 const PAY_TO = "0x00000000000000000000000000000000000000aa";
 const key = (n: number) => `0x${n.toString(16).padStart(64, "0")}` as const;

@@ -45,6 +45,7 @@ import {
 import { type Static, type TObject, Type } from "@sinclair/typebox";
 import { inboxPurgeJob, outboxPurgeJob, type PeriodicJob, startPeriodicJobs } from "./periodic-jobs.ts";
 
+export { type Clock, systemClock } from "./clock.ts";
 export type { PeriodicJob } from "./periodic-jobs.ts";
 
 export interface ServiceRuntime<C> {
@@ -98,20 +99,43 @@ export interface ServiceDefinition<S extends TObject, C = Static<S>> {
   }>;
 }
 
-const CommonEnvSchema = Type.Object({
-  ...CommonEnv,
-  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String()),
-  LOG_PRETTY: Type.Boolean({ default: false, description: "true or false" }),
-  DB_POOL_MAX: Type.Integer({ minimum: 1, default: 10, description: "an integer >= 1" }),
+/**
+ * The variables libs/service reads for every service on top of CommonEnv (docs/deploy.md's "Every service" table is
+ * generated from these and CommonEnv).
+ */
+export const ServiceRuntimeEnv = {
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(
+    Type.String({
+      description: "OTLP/HTTP endpoint of a collector, e.g. http://otel-collector:4318; unset: no export",
+    }),
+  ),
+  LOG_PRETTY: Type.Boolean({
+    default: false,
+    description: "true or false; human-readable logs (make up), JSON otherwise",
+  }),
+  DB_POOL_MAX: Type.Integer({
+    minimum: 1,
+    default: 10,
+    description: "an integer >= 1: Postgres connections per replica",
+  }),
   SHUTDOWN_DRAIN_MS: Type.Integer({
     minimum: 0,
     default: 5_000,
     description:
-      "an integer >= 0 (milliseconds): after SIGTERM, how long /readyz answers 503 while requests are still served, before the server closes",
+      "an integer >= 0 (milliseconds): after SIGTERM, how long /readyz answers 503 while requests are still served, before the server closes (waiting for requests in flight) and consumers, NATS and the pool stop",
   }),
-  METRICS_ENABLED: Type.Boolean({ default: true, description: "true or false" }),
-  DEPLOYMENT_ENVIRONMENT: Type.String({ default: "development" }),
-  SERVICE_VERSION: Type.String({ default: "0.1.0" }),
+  METRICS_ENABLED: Type.Boolean({
+    default: true,
+    description: "true or false; false: no instruments, /metrics answers an empty body (docs/metrics.md)",
+  }),
+  DEPLOYMENT_ENVIRONMENT: Type.String({
+    default: "development",
+    description: "resource attribute deployment.environment of every span and series",
+  }),
+  SERVICE_VERSION: Type.String({
+    default: "0.1.0",
+    description: "resource attribute service.version of every span and series",
+  }),
   OUTBOX_RETENTION_MS: Type.Integer({
     minimum: 0,
     default: 3_600_000,
@@ -122,14 +146,14 @@ const CommonEnvSchema = Type.Object({
     minimum: 0,
     default: 86_400_000,
     description:
-      "an integer >= 0 (milliseconds): inbox rows are kept for the longest max_age of the service's streams plus this (never deleted while a stream has no max_age)",
+      'an integer >= 0 (milliseconds): inbox rows are kept for the longest max_age of the service\'s streams plus this (never deleted while a stream has no max_age); docs/deploy.md, "JetStream retention"',
   }),
   OUTBOX_GATHER_MS: Type.Integer({
     minimum: 0,
     maximum: 1_000,
     default: 10,
     description:
-      "an integer from 0 to 1000 (milliseconds): once the outbox relay has published what it found, how long it lets further commits land before it looks again: fewer relay round trips, each event up to this much later",
+      'an integer from 0 to 1000 (milliseconds): once the outbox relay has published what it found, how long it lets further commits land before it looks again: fewer relay round trips, each event up to this much later (docs/performance-decisions.md, "payment-gateway")',
   }),
   PURGE_INTERVAL_MS: Type.Integer({
     minimum: 1_000,
@@ -137,7 +161,21 @@ const CommonEnvSchema = Type.Object({
     description:
       "an integer >= 1000 (milliseconds): how often published outbox rows, expired inbox rows and the service's own expired rows (verifier sessions, payment-gateway proof nonces and reservations) are deleted",
   }),
-});
+  // Read by the OpenTelemetry SDK itself; declared so that the configuration docs list them.
+  OTEL_TRACES_SAMPLER: Type.Optional(
+    Type.String({
+      description:
+        "read by the OpenTelemetry SDK: always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio; unset: parentbased_always_on",
+    }),
+  ),
+  OTEL_TRACES_SAMPLER_ARG: Type.Optional(
+    Type.String({
+      description: "read by the OpenTelemetry SDK: the ratio (0 to 1) of the traceidratio samplers",
+    }),
+  ),
+};
+
+const CommonEnvSchema = Type.Object({ ...CommonEnv, ...ServiceRuntimeEnv });
 
 /**
  * The one start-up sequence of every service's main.ts: config (a bad value, or a placeholder in production, stops

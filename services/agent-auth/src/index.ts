@@ -1,6 +1,6 @@
+export { type Clock, systemClock } from "@humanpass/service";
 export { type AppDeps, buildApp } from "./app.ts";
 export { createRegistry, type RegistryOptions } from "./attestations/index.ts";
-export { type Clock, systemClock } from "./clock.ts";
 export { AgentAuthEnv, type PublicTerms, publicTerms } from "./config.ts";
 export { migrations } from "./db/migrations/index.ts";
 export { type AgentAuthDb, SCHEMA } from "./db/schema.ts";

@@ -1,9 +1,8 @@
 import { splitList } from "@humanpass/config";
 import { followChainInvalidations } from "@humanpass/event-bus";
-import { runService } from "@humanpass/service";
+import { runService, systemClock } from "@humanpass/service";
 import { buildApp } from "./app.ts";
 import { createRegistry } from "./attestations/index.ts";
-import { systemClock } from "./clock.ts";
 import { AgentAuthEnv, publicTerms } from "./config.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { SCHEMA } from "./db/schema.ts";

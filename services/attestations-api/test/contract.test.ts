@@ -14,7 +14,7 @@ import {
   schemaRegistered,
   startHarness,
   uniquenessVerified,
-} from "./harness.ts";
+} from "./support/harness.ts";
 
 /**
  * Spec 2 seen from a client: every endpoint, field and error, against a read model filled by events that went

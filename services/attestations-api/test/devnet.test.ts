@@ -20,7 +20,7 @@ import {
 import { type OutboxRelay, startOutboxRelay } from "@humanpass/event-bus";
 import { createTestDatabase, eventually, type TestDatabase } from "@humanpass/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getJson, type Harness, logger, startHarness } from "./harness.ts";
+import { getJson, type Harness, logger, startHarness } from "./support/harness.ts";
 
 /**
  * End to end on the devnet: the chain-indexer (in-process, with its outbox relay) reads the registries and

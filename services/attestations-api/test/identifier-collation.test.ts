@@ -18,7 +18,7 @@ import {
   schemaRegistered,
   startHarness,
   uniquenessVerified,
-} from "./harness.ts";
+} from "./support/harness.ts";
 
 const BEFORE = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < "0006"));
 

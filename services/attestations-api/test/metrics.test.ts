@@ -11,7 +11,7 @@ import {
   schemaRegistered,
   startHarness,
   uniquenessVerified,
-} from "./harness.ts";
+} from "./support/harness.ts";
 
 let h: Harness;
 const metrics = createMetrics({ serviceName: "attestations-api" });

@@ -6,7 +6,7 @@ import {
   party,
   schemaRegistered,
   startHarness,
-} from "./harness.ts";
+} from "./support/harness.ts";
 
 /** Rule 4 of spec 2 (follow `nextPage` until null) while the indexer keeps appending attestations. */
 let h: Harness;

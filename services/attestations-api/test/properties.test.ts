@@ -7,7 +7,7 @@ import {
   schemaRegistered,
   startHarness,
   uniquenessVerified,
-} from "./harness.ts";
+} from "./support/harness.ts";
 
 /** Whatever a client sends in a query value or a path segment, the answer is never a server error. */
 let h: Harness;

@@ -19,7 +19,7 @@ import {
   schemaRegistered,
   startHarness,
   uniquenessVerified,
-} from "./harness.ts";
+} from "./support/harness.ts";
 
 let h: Harness;
 const listed = async (query = "") => (await getJson(h.app, api(`/attestations?page_size=100&${query}`))).body;

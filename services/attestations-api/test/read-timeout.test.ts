@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../src/app.ts";
 import { SCHEMA } from "../src/config.ts";
 import { readSessionSettings } from "../src/db/session-settings.ts";
-import { getJson, type Harness, logger, schemaRegistered, startHarness } from "./harness.ts";
+import { getJson, type Harness, logger, schemaRegistered, startHarness } from "./support/harness.ts";
 
 let h: Harness;
 let pool: pg.Pool;

@@ -13,7 +13,7 @@ import {
   party,
   schemaRegistered,
   startHarness,
-} from "./harness.ts";
+} from "./support/harness.ts";
 
 let h: Harness;
 let secondReplica: { consumers: RunningConsumer[]; close(): Promise<void> };

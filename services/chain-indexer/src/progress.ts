@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from "@humanpass/service";
 import type { Logger } from "pino";
 
 /** Logs backfill progress at most once per interval: block, target, blocks/s, records/s and ETA. */
@@ -9,9 +10,9 @@ export class ProgressReporter {
 
   private readonly logger: Logger;
   private readonly intervalMs: number;
-  private readonly now: () => number;
+  private readonly now: Clock;
 
-  constructor(logger: Logger, intervalMs: number, now: () => number = Date.now) {
+  constructor(logger: Logger, intervalMs: number, now: Clock = systemClock) {
     this.logger = logger;
     this.intervalMs = intervalMs;
     this.now = now;

@@ -1,8 +1,8 @@
 import type { Kysely } from "@humanpass/db";
 import type { Topology } from "@humanpass/event-bus";
 import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
+import { type Clock, systemClock } from "@humanpass/service";
 import { createMetrics, type Logger, type ServiceMetrics } from "@humanpass/telemetry";
-import { type Clock, systemClock } from "./clock.ts";
 import type { VerifierSettings } from "./config.ts";
 import type { VerifierDatabase } from "./db/schema.ts";
 import { createSession, findLiveSessionRequest, sessionStatus } from "./db/sessions.ts";

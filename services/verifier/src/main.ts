@@ -1,8 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { splitList } from "@humanpass/config";
-import { runService } from "@humanpass/service";
+import { runService, systemClock } from "@humanpass/service";
 import { buildVerifierApp } from "./app.ts";
-import { systemClock } from "./clock.ts";
 import { isLoopbackHost, VerifierEnv, verificationSettings, verifierSettings } from "./config.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { SCHEMA } from "./db/schema.ts";

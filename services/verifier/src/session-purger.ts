@@ -1,6 +1,5 @@
 import type { Kysely } from "@humanpass/db";
-import type { PeriodicJob } from "@humanpass/service";
-import type { Clock } from "./clock.ts";
+import type { Clock, PeriodicJob } from "@humanpass/service";
 import type { VerifierDatabase } from "./db/schema.ts";
 import { purgeExpiredSessions } from "./db/sessions.ts";
 
@@ -16,6 +15,7 @@ export function sessionPurgeJob(options: {
       name: "humanpass_verifier_sessions_purged_rows_total",
       description: "Verification sessions deleted SESSION_RETENTION_SECONDS after they expired",
     },
-    deleteBatch: (limit) => purgeExpiredSessions(options.db, options.clock(), options.retentionMs, limit),
+    deleteBatch: (limit) =>
+      purgeExpiredSessions(options.db, new Date(options.clock()), options.retentionMs, limit),
   };
 }

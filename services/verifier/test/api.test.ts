@@ -83,7 +83,7 @@ describe("GET /api/verification-request", () => {
     });
     await app.inject({ method: "GET", url: "/api/verification-request" });
     time.advance(testSettings.sessionTtlMs - 1);
-    expect(await sessionStatus(backend.db, 601n, time.clock())).toBe("pending");
+    expect(await sessionStatus(backend.db, 601n, time.now())).toBe("pending");
     time.advance(1);
     expect((await app.inject({ method: "GET", url: "/api/status/601" })).json()).toEqual({
       requestId: "601",
@@ -96,10 +96,10 @@ describe("GET /api/verification-request", () => {
     });
     expect(callback.statusCode).toBe(400);
     expect(callback.json()).toEqual({ error: "Invalid or expired sessionId" });
-    expect(await purgeExpiredSessions(backend.db, time.clock(), testSettings.sessionRetentionMs)).toBe(0);
+    expect(await purgeExpiredSessions(backend.db, time.now(), testSettings.sessionRetentionMs)).toBe(0);
     time.advance(testSettings.sessionRetentionMs + 1);
     expect(
-      await purgeExpiredSessions(backend.db, time.clock(), testSettings.sessionRetentionMs),
+      await purgeExpiredSessions(backend.db, time.now(), testSettings.sessionRetentionMs),
     ).toBeGreaterThanOrEqual(1);
     expect((await app.inject({ method: "GET", url: "/api/status/601" })).json()).toEqual({
       requestId: "601",
@@ -133,13 +133,7 @@ describe("GET /api/status/{id}", () => {
   it("reports success for a verified session even after its TTL", async () => {
     const time = testClock();
     const app = await startApp(backend, { verifier: unusedVerifier, clock: time.clock });
-    await insertSession(
-      backend.db,
-      701n,
-      stable.request,
-      time.clock(),
-      new Date(time.clock().getTime() + 1000),
-    );
+    await insertSession(backend.db, 701n, stable.request, time.now(), new Date(time.now().getTime() + 1000));
     await backend.db
       .updateTable("sessions")
       .set({ status: "success" })

@@ -63,7 +63,7 @@ afterAll(async () => {
 });
 
 async function seed(sessionId: bigint, request = stable.request): Promise<void> {
-  const now = time.clock();
+  const now = time.now();
   await insertSession(backend.db, sessionId, request, now, new Date(now.getTime() + TTL_MS));
 }
 
@@ -140,7 +140,7 @@ describe("POST /api/callback with the public V3 test vectors", () => {
       nullifierSessionId: "12345",
       userDid: stable.userDid,
       userId: "21575127216236248869702276246037557119007466180301957762196593786733007617",
-      verifiedAt: time.clock().toISOString(),
+      verifiedAt: time.now().toISOString(),
     });
     // Consumers validate against the same catalog schema.
     expect(() => assertValidEvent("VERIFIER", events[0])).not.toThrow();
@@ -150,7 +150,7 @@ describe("POST /api/callback with the public V3 test vectors", () => {
     // The first session expires and is purged; the nullifier stays. The token answers scope id 3, so the
     // second session reuses that id.
     time.advance(TTL_MS + 61 * 60_000);
-    expect(await purgeExpiredSessions(backend.db, time.clock(), 60 * 60_000)).toBeGreaterThanOrEqual(1);
+    expect(await purgeExpiredSessions(backend.db, time.now(), 60 * 60_000)).toBeGreaterThanOrEqual(1);
     expect(await status("3")).toEqual({ requestId: "3", status: "not_found" });
     await seed(stable.sessionId);
 

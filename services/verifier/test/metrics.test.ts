@@ -56,7 +56,7 @@ const callback = (sessionId: string, token: string) =>
 
 describe("verifier /metrics and the verification span", () => {
   it("counts callbacks by outcome, times verifications, and exposes queue depth and batch size", async () => {
-    const now = time.clock();
+    const now = time.now();
     await insertSession(backend.db, stable.sessionId, stable.request, now, new Date(now.getTime() + 60_000));
     expect((await callback(String(stable.sessionId), stable.token)).statusCode).toBe(200);
     expect((await callback("999999", stable.token)).statusCode).toBe(400);

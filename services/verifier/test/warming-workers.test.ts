@@ -39,7 +39,7 @@ describe("a verifier starting with two verification workers", () => {
 
     const readyz = await app.inject({ method: "GET", url: "/readyz" });
     const readyAtReadyz = [...readyWorkers];
-    const now = time.clock();
+    const now = time.now();
     await insertSession(backend.db, stable.sessionId, stable.request, now, new Date(now.getTime() + 60_000));
     const readyAtCallback = [...readyWorkers];
     const callback = await app.inject({

@@ -1,7 +1,7 @@
 import type { Kysely } from "@humanpass/db";
 import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
+import { type Clock, systemClock } from "@humanpass/service";
 import { createMetrics, type Logger, type ServiceMetrics } from "@humanpass/telemetry";
-import { type Clock, systemClock } from "./clock.ts";
 import type { WebhooksDb } from "./db/schema.ts";
 import type { AddressPolicy } from "./delivery/address-policy.ts";
 import { endpointRoutes } from "./routes/endpoints.ts";

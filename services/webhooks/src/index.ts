@@ -1,5 +1,4 @@
 export { type AppDeps, buildApp } from "./app.ts";
-export { type Clock, systemClock } from "./clock.ts";
 export { checkSettings, DEVELOPMENT_ADMIN_TOKENS, WebhooksEnv } from "./config.ts";
 export { migrations } from "./db/migrations/index.ts";
 export { SCHEMA, type WebhooksDb } from "./db/schema.ts";

@@ -1,7 +1,6 @@
 import { splitList } from "@humanpass/config";
-import { runService } from "@humanpass/service";
+import { runService, systemClock } from "@humanpass/service";
 import { buildApp } from "./app.ts";
-import { systemClock } from "./clock.ts";
 import { checkSettings, WebhooksEnv } from "./config.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { SCHEMA } from "./db/schema.ts";

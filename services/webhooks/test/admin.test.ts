@@ -11,7 +11,7 @@ import {
   recordedMetrics,
   setUp,
   startReceiver,
-} from "./harness.ts";
+} from "./support/harness.ts";
 
 let harness: Harness;
 beforeAll(async () => {
@@ -131,7 +131,7 @@ describe("the admin API", () => {
       payload: { url: receiver.url, eventTypes: ["agent_auth.human_verified"] },
     });
     expect(created.statusCode).toBe(201);
-    const e = await enqueue(time.clock());
+    const e = await enqueue(time.now());
     const recorded = recordedMetrics();
     const strict = createDeliveryWorker({
       db: harness.db,
@@ -170,7 +170,7 @@ describe("the admin API", () => {
       if (!up) return 503;
       const ok = secrets.filter((secret) => {
         try {
-          verifyWebhook(body, request.headers, { secret, now: time.clock() });
+          verifyWebhook(body, request.headers, { secret, now: time.now() });
           return true;
         } catch (e) {
           if (e instanceof WebhookVerificationError) return false;
@@ -204,7 +204,7 @@ describe("the admin API", () => {
     });
 
     // Down for longer than the retry window: the delivery ends as a dead letter after about a day of attempts.
-    const lost = await enqueue(time.clock());
+    const lost = await enqueue(time.now());
     let attempts = 0;
     for (; attempts < 100; attempts++) {
       time.advance(3_600_000);
@@ -250,7 +250,7 @@ describe("the admin API", () => {
       headers: auth,
     });
     expect(retired.statusCode).toBe(204);
-    const next = await enqueue(time.clock());
+    const next = await enqueue(time.now());
     await worker.runOnce();
     expect(verified[1]).toEqual({ id: next.id, secrets: [rotated.json().secret] });
     await receiver.close();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAddressPolicy } from "../src/index.ts";
-import { adminApp, auth, fakeClock, type Harness, setUp } from "./harness.ts";
+import { adminApp, auth, fakeClock, type Harness, setUp } from "./support/harness.ts";
 
 let harness: Harness;
 beforeAll(async () => {

@@ -12,7 +12,7 @@ import {
   recordedMetrics,
   setUp,
   startReceiver,
-} from "./harness.ts";
+} from "./support/harness.ts";
 
 const EVENTS = 1_000;
 const MINUTE = 60_000;
@@ -66,7 +66,7 @@ describe("delivering 1,000 events to an endpoint that fails 30 % of requests and
       }
       let id: string;
       try {
-        id = verifyWebhook(body, request.headers, { secret, now: time.clock() }).id;
+        id = verifyWebhook(body, request.headers, { secret, now: time.now() }).id;
       } catch {
         seen.refused++;
         return 400;

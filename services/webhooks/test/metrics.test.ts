@@ -7,7 +7,7 @@ import { buildApp } from "../src/app.ts";
 import { enqueueDeliveries } from "../src/db/deliveries.ts";
 import { createAddressPolicy } from "../src/delivery/address-policy.ts";
 import { createDeliveryMetrics, observeDeliveries } from "../src/delivery/metrics.ts";
-import { ADMIN_TOKEN, type Harness, setUp } from "./harness.ts";
+import { ADMIN_TOKEN, type Harness, setUp } from "./support/harness.ts";
 
 let h: Harness;
 const metrics = createMetrics({ serviceName: "webhooks" });

@@ -1,8 +1,9 @@
 import { createCloudEvent } from "@humanpass/events";
+import { systemClock } from "@humanpass/service";
 import { eventually } from "@humanpass/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { enqueueDeliveries } from "../src/db/deliveries.ts";
-import { createAddressPolicy, createDeliveryWorker, systemClock } from "../src/index.ts";
+import { createAddressPolicy, createDeliveryWorker } from "../src/index.ts";
 import {
   adminApp,
   auth,
@@ -11,7 +12,7 @@ import {
   setUp,
   startReceiver,
   startStallingReceiver,
-} from "./harness.ts";
+} from "./support/harness.ts";
 
 let harness: Harness;
 beforeAll(async () => {

@@ -1,13 +1,13 @@
 import type { ClientExtension, HTTPClientExtensionHooks } from "@x402/core/client";
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { account, challenge, RESOURCE } from "../../test/proof-fixtures.ts";
 import {
   type AttestationsApiStandIn,
   humanFromAddress,
   ownershipAttestation,
   startAttestationsApiStandIn,
-} from "../../test/attestations-api-stand-in.ts";
-import { account, challenge, RESOURCE } from "../../test/proof-fixtures.ts";
+} from "../../test/support/attestations-api-stand-in.ts";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants.ts";
 import { agentDidFromAddress } from "../server/verify-request.ts";
 import { createHumanProofExtension, MissingAttestationsError } from "./extension.ts";

@@ -1,13 +1,13 @@
 import { didFromAddress } from "@humanpass/identity";
 import type { PaymentRequirements } from "@x402/core/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { account } from "../../test/proof-fixtures.ts";
 import {
   type AttestationsApiStandIn,
   humanFromAddress,
   ownershipAttestation,
   startAttestationsApiStandIn,
-} from "../../test/attestations-api-stand-in.ts";
-import { account } from "../../test/proof-fixtures.ts";
+} from "../../test/support/attestations-api-stand-in.ts";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../common/constants.ts";
 import { createAttestationAwareSelector } from "./selector.ts";
 

@@ -6,7 +6,7 @@ import {
   humanFromAddress,
   ownershipAttestation,
   startAttestationsApiStandIn,
-} from "../../test/attestations-api-stand-in.ts";
+} from "../../test/support/attestations-api-stand-in.ts";
 import {
   DEFAULT_AGENT_OWNERSHIP_SCHEMA,
   DEFAULT_ATTESTATIONS_API_BASE_URL,

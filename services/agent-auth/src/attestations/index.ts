@@ -4,8 +4,8 @@ import {
   HumanCache,
   type HumanLookup,
 } from "@humanpass/attestations-client";
+import type { Clock } from "@humanpass/service";
 import type { Logger } from "@humanpass/telemetry";
-import type { Clock } from "../clock.ts";
 
 export interface RegistryOptions {
   /** The attestations API's origin (`ATTESTATIONS_API_URL`, no `/api/v1`). */

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Kysely } from "@humanpass/db";
-import type { Clock } from "../clock.ts";
+import type { Clock } from "@humanpass/service";
 import type { AgentAuthDb, ClaimPath } from "../db/schema.ts";
 
 /** Spec 3: a nonce is good for 5 minutes after it was issued. */

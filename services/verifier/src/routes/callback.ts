@@ -45,7 +45,7 @@ export function callbackRoute(app: HttpApp, deps: RouteDeps): void {
         const counted = (outcome: string) => deps.instruments.callbacks.add(1, { outcome });
         const { sessionId: rawSessionId } = request.query as { sessionId?: string };
         const sessionId = parseSessionId(rawSessionId);
-        const now = deps.clock();
+        const now = new Date(deps.clock());
         // 1. the stored request of a live session
         const stored = sessionId === undefined ? undefined : await deps.sessions.liveRequest(sessionId, now);
         if (sessionId === undefined || !stored) {
@@ -76,7 +76,7 @@ export function callbackRoute(app: HttpApp, deps: RouteDeps): void {
         const recorded = await deps.recordVerification({
           sessionId,
           proof: outcome.proof,
-          now: deps.clock(),
+          now: new Date(deps.clock()),
         });
         if (recorded === "already_verified") {
           counted("already_verified");

@@ -1,5 +1,5 @@
+import type { Clock } from "@humanpass/service";
 import type { Counter, Histogram } from "@humanpass/telemetry";
-import type { Clock } from "../clock.ts";
 import type { VerifierSettings } from "../config.ts";
 import type { NewSession, ReportedStatus } from "../db/sessions.ts";
 import type { RecordOutcome } from "../db/verifications.ts";

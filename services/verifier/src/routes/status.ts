@@ -24,7 +24,7 @@ export function statusRoute(app: HttpApp, deps: RouteDeps): void {
         throw new HttpError(400, "invalid_request", "id must be an integer session id");
       const sessionId = BigInt(id);
       const status =
-        sessionId > MAX_BIGINT ? "not_found" : await deps.sessions.status(sessionId, deps.clock());
+        sessionId > MAX_BIGINT ? "not_found" : await deps.sessions.status(sessionId, new Date(deps.clock()));
       return { requestId: id, status };
     },
   );

@@ -14,7 +14,7 @@ export function verificationRequestRoute(app: HttpApp, deps: RouteDeps): void {
       },
     },
     async () => {
-      const now = deps.clock();
+      const now = new Date(deps.clock());
       const expiresAt = new Date(now.getTime() + deps.settings.sessionTtlMs);
       const { request } = await deps.sessions.create({
         createdAt: now,

@@ -10,6 +10,7 @@ import {
   type Topology,
 } from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
+import type { Clock } from "@humanpass/service";
 import type { Logger, ServiceMetrics } from "@humanpass/telemetry";
 import {
   connectTestNats,
@@ -19,7 +20,6 @@ import {
   testTopology,
 } from "@humanpass/testing";
 import { buildVerifierApp } from "../../src/app.ts";
-import type { Clock } from "../../src/clock.ts";
 import { migrations } from "../../src/db/migrations/index.ts";
 import { SCHEMA, type VerifierDatabase } from "../../src/db/schema.ts";
 import type { TokenVerifier } from "../../src/verification/token-verifier.ts";
@@ -30,11 +30,14 @@ export { logger, testSettings };
 /** A clock the test moves by hand. */
 export function testClock(start = Date.parse("2026-01-01T00:00:00Z")): {
   clock: Clock;
+  /** The clock's time as a Date. */
+  now(): Date;
   advance(ms: number): void;
 } {
   let now = start;
   return {
-    clock: () => new Date(now),
+    clock: () => now,
+    now: () => new Date(now),
     advance: (ms) => {
       now += ms;
     },

@@ -1,8 +1,8 @@
 import type { Kysely } from "@humanpass/db";
 import { signWebhook } from "@humanpass/events";
 import { sleep } from "@humanpass/retry";
+import type { Clock } from "@humanpass/service";
 import type { Logger } from "@humanpass/telemetry";
-import type { Clock } from "../clock.ts";
 import { type ClaimedDelivery, claimDue, recordOutcome } from "../db/deliveries.ts";
 import type { WebhooksDb } from "../db/schema.ts";
 import type { AddressPolicy } from "./address-policy.ts";
@@ -49,10 +49,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
 
   async function attempt(claim: ClaimedDelivery): Promise<void> {
     const body = JSON.stringify(claim.event);
-    const sentAt = clock();
+    const sentAt = new Date(clock());
     const headers = signWebhook({ id: claim.eventId, timestamp: sentAt, body, secrets: claim.secrets });
     const result = await send(policy, claim.url, body, headers, options.attemptTimeoutMs);
-    const now = clock();
+    const now = new Date(clock());
     if (result.ok) {
       deliveryMetrics.attempts.add(1, { outcome: "delivered" });
       await recordOutcome(db, claim, { delivered: now });
@@ -77,7 +77,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   async function fill(): Promise<Promise<void>[]> {
     const free = options.concurrency - inFlight.size;
     if (free <= 0) return [];
-    const claims = await claimDue(db, clock(), leaseMs, free, options.endpointConcurrency);
+    const claims = await claimDue(db, new Date(clock()), leaseMs, free, options.endpointConcurrency);
     return claims.map((claim) => {
       deliveryMetrics.inFlight.add(1);
       const running: Promise<void> = attempt(claim)

@@ -7,8 +7,8 @@ import {
   type Topology,
   WEBHOOKS_DURABLES,
 } from "@humanpass/event-bus";
+import type { Clock } from "@humanpass/service";
 import type { Logger, Meter } from "@humanpass/telemetry";
-import type { Clock } from "../clock.ts";
 import { enqueueDeliveries } from "../db/deliveries.ts";
 import type { WebhooksDb } from "../db/schema.ts";
 
@@ -35,7 +35,12 @@ export async function startIngest(options: {
         meter: options.meter,
         ...durable,
         handler: (event, trx) =>
-          enqueueDeliveries(trx, `${STREAMS[durable.stream].domain}.${event.type}`, event, options.clock()),
+          enqueueDeliveries(
+            trx,
+            `${STREAMS[durable.stream].domain}.${event.type}`,
+            event,
+            new Date(options.clock()),
+          ),
       }),
     ),
   );

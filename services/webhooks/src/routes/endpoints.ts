@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { Kysely } from "@humanpass/db";
 import { EVENTS, STREAMS, type StreamName } from "@humanpass/events";
 import { ErrorBody, type HttpApp, HttpError, Type } from "@humanpass/http";
-import type { Clock } from "../clock.ts";
+import type { Clock } from "@humanpass/service";
 import { listDeadLetters, replayDeadLetters } from "../db/deliveries.ts";
 import {
   createEndpoint,
@@ -134,7 +134,11 @@ export function endpointRoutes(
       if (url.protocol !== "https:" && !policy.allowListed(address))
         throw new HttpError(422, "https_required", "endpoints must use https");
       reply.code(201);
-      return createEndpoint(db, { url: url.toString(), eventTypes: request.body.eventTypes }, clock());
+      return createEndpoint(
+        db,
+        { url: url.toString(), eventTypes: request.body.eventTypes },
+        new Date(clock()),
+      );
     },
   );
 
@@ -237,7 +241,7 @@ export function endpointRoutes(
       },
     },
     async (request) => ({
-      replayed: await replayDeadLetters(db, request.params.id, clock(), request.body.eventIds),
+      replayed: await replayDeadLetters(db, request.params.id, new Date(clock()), request.body.eventIds),
     }),
   );
 }

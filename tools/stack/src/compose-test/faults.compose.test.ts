@@ -1,4 +1,4 @@
-// make test-compose (vitest.compose.config.ts), once scripts/compose/test.sh has the stack up with 2 replicas of
+// make test-compose (vitest --project compose), once scripts/compose/test.sh has the stack up with 2 replicas of
 // every service: `make demo` against it, then one test per fault while a bounded workload runs, then one test per
 // invariant once the system has settled. COMPOSE_TEST_PROVE=1 adds tests that break, in the settled system, what
 // each invariant guards and expect its check to fail.

@@ -3,7 +3,7 @@
 
 import { createPool } from "@humanpass/db";
 import type { Devnet } from "@humanpass/devnet";
-import { jetstreamManager } from "@humanpass/event-bus";
+import { jetstreamManager, subjectMatches } from "@humanpass/event-bus";
 import { sleep } from "@humanpass/retry";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { type Address, parseAbiItem } from "viem";
@@ -199,16 +199,6 @@ async function streamMessages(
   return out;
 }
 
-const matches = (filter: string, subject: string) => {
-  const f = filter.split(".");
-  const s = subject.split(".");
-  for (let i = 0; i < f.length; i++) {
-    if (f[i] === ">") return s.length > i;
-    if (f[i] !== "*" && f[i] !== s[i]) return false;
-  }
-  return f.length === s.length;
-};
-
 /**
  * Outbox rows against stream messages, and each consumer's inbox against the messages it subscribes to. With a
  * `prefix` (a stack sharing its NATS server with others), only that topology's streams count; without, every one.
@@ -255,7 +245,7 @@ export async function events(
         const name = consumer.config.durable_name;
         const filters = consumer.config.filter_subjects ?? [consumer.config.filter_subject ?? ">"];
         const expected = messages
-          .filter((m) => m.stream === stream.config.name && filters.some((f) => matches(f, m.subject)))
+          .filter((m) => m.stream === stream.config.name && filters.some((f) => subjectMatches(f, m.subject)))
           .map((m) => m.eventId);
         const applied = inbox.get(name) ?? [];
         const appliedSet = new Set(applied);

@@ -1,4 +1,4 @@
-// make test-compose-cluster (vitest.compose-cluster.config.ts), once scripts/compose/test-cluster.sh has the stack up
+// make test-compose-cluster (vitest --project compose-cluster), once scripts/compose/test-cluster.sh has the stack up
 // with NATS as a 3-node JetStream cluster and every stream at 3 replicas (docker-compose.cluster.yml): while a
 // bounded workload runs, the meta leader is killed, then the leader of VERIFIER, then the leader of PAYMENTS, each
 // started again before the next, then the leader of PAYMENTS is paused for 20 s (a node cut off). No fault is

@@ -1,4 +1,4 @@
-// make test-release (vitest.release.config.ts): the release path of docs/deploy.md ("Deploying to Kubernetes")
+// make test-release (vitest --project release): the release path of docs/deploy.md ("Deploying to Kubernetes")
 // run for real against a Docker engine and an image registry: `make images PUSH=1` builds the six service images,
 // pushes them and prints the values.env lines; the registry must serve each by the printed digest, the images must
 // carry the version and the commit, each SBOM must list the service's packages, and the prod overlay must

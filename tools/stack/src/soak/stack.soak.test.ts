@@ -1,4 +1,4 @@
-// make test-soak (vitest.soak.config.ts; .ci/run runs it after make test): the driver of `npm run bench -- soak`
+// make test-soak (vitest --project soak; .ci/run runs it after make test): the driver of `npm run bench -- soak`
 // for SOAK_MINUTES (default 3, warm-up SOAK_WARMUP_MINUTES 1) on a stack of its own. It asserts only what a leak
 // breaks whatever the machine's speed: the exact counts once the system settled, pools within their max and
 // released at rest, open file descriptors and timers not climbing. Growth and latency are the benchmark's to judge.

@@ -4,7 +4,7 @@ import { createDb } from "@humanpass/db";
 import { sleep } from "@humanpass/retry";
 import { connect } from "@nats-io/transport-node";
 import pino from "pino";
-import { startConsumer } from "../src/index.ts";
+import { startConsumer } from "../../src/index.ts";
 
 const [databaseUrl, natsUrl, prefix, durable, slowMs] = process.argv.slice(2);
 const db = createDb<any>({ connectionString: databaseUrl, schema: "svc" });

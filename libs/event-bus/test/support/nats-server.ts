@@ -1,6 +1,6 @@
 import { startOwnNatsServer } from "@humanpass/testing";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { inboxPrefixOf, passwordVariable } from "../src/index.ts";
+import { inboxPrefixOf, passwordVariable } from "../../src/index.ts";
 
 export interface AuthNatsServer {
   url: string;

@@ -25,7 +25,7 @@ import {
   DEFAULT_AGENT_OWNERSHIP_SCHEMA,
   declareHumanProofExtension,
   PublicHTTPResourceServer,
-} from "../src/server/index.ts";
+} from "../../src/server/index.ts";
 import { ASSET, NETWORK, type ScriptedFacilitator } from "./paid-http-server.ts";
 
 export const FRAMEWORKS = ["express", "hono", "fastify"] as const;

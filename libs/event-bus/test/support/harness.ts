@@ -10,7 +10,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Kysely } from "kysely";
 import pino from "pino";
-import { type EventHandler, ensureStreams, outboxMigration, purgeIndexesMigration } from "../src/index.ts";
+import { type EventHandler, ensureStreams, outboxMigration, purgeIndexesMigration } from "../../src/index.ts";
 
 export const SCHEMA = "svc";
 export const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });

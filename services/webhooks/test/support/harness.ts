@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
 import { ensureStreams, STREAMS, type StreamName } from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
+import type { Clock } from "@humanpass/service";
 import {
   connectTestNats,
   createTestDatabase,
@@ -17,13 +18,12 @@ import pino from "pino";
 import {
   type AddressPolicy,
   buildApp,
-  type Clock,
   createDeliveryMetrics,
   type DeliveryMetrics,
   migrations,
   SCHEMA,
   type WebhooksDb,
-} from "../src/index.ts";
+} from "../../src/index.ts";
 
 export const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef0123";
@@ -60,9 +60,11 @@ export function recordedMetrics(): { metrics: DeliveryMetrics; totals(): Promise
 /** A clock the test moves by hand. */
 export function fakeClock(start = Date.parse("2026-11-26T00:00:00.000Z")) {
   let now = start;
-  const clock: Clock = () => new Date(now);
+  const clock: Clock = () => now;
   return {
     clock,
+    /** The clock's time as a Date. */
+    now: () => new Date(now),
     advance: (ms: number) => {
       now += ms;
     },

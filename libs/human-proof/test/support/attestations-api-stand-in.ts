@@ -8,7 +8,7 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
-import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../src/common/constants.ts";
+import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "../../src/common/constants.ts";
 
 export type FixtureAttestation = {
   id: string;

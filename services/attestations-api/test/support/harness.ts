@@ -32,12 +32,12 @@ import {
 import { jetstream } from "@nats-io/jetstream";
 import pino from "pino";
 import { encodeAbiParameters, getAddress, type Hex } from "viem";
-import { type AppDeps, buildApp } from "../src/app.ts";
-import { SCHEMA } from "../src/config.ts";
-import { migrations } from "../src/db/migrations/index.ts";
-import { readSessionSettings } from "../src/db/session-settings.ts";
-import type { Database } from "../src/db/types.ts";
-import { startReadModelConsumers } from "../src/events/consumers.ts";
+import { type AppDeps, buildApp } from "../../src/app.ts";
+import { SCHEMA } from "../../src/config.ts";
+import { migrations } from "../../src/db/migrations/index.ts";
+import { readSessionSettings } from "../../src/db/session-settings.ts";
+import type { Database } from "../../src/db/types.ts";
+import { startReadModelConsumers } from "../../src/events/consumers.ts";
 
 /** The path of an API route: `api("/schemas")` is `/api/v1/schemas`. */
 export const api = (path: string) => `/api/v1${path}`;
