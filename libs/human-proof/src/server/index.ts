@@ -57,7 +57,7 @@ export {
   type RollbackHookOptions,
 } from "./hooks.ts";
 export { type CachingPoUVerifier, cachePositiveLookups, type LookupCacheOptions } from "./lookup-cache.ts";
-export { InMemoryHumanUsageStorage, InMemoryNonceStore } from "./memory-stores.ts";
+export { InMemoryHumanUsageStorage, InMemoryUsedNonceStore } from "./memory-stores.ts";
 export {
   type Authorization,
   DUPLICATE_PAYMENT,
@@ -89,12 +89,12 @@ export type {
   HumanUsageStorage,
   HumanVerifiedEvent,
   MaxUseExceededEvent,
-  NonceStore,
   OnHumanProofEvent,
   PoUVerifier,
   PoUVerifierOptions,
   ProofAdmission,
   ProofAdmissions,
+  UsedNonceStore,
 } from "./types.ts";
 export { createPoUVerifier } from "./verifier.ts";
 export {
