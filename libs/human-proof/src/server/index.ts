@@ -79,6 +79,7 @@ export {
 } from "./payment-reservations.ts";
 export { DEFAULT_PAYWALL_HTML, paywallInstructions } from "./paywall.ts";
 export { PublicHTTPResourceServer, type PublicHTTPResourceServerOptions } from "./public-http-server.ts";
+export { HumanProofResourceServer } from "./resource-server.ts";
 export { settleBeforeHandlerUnlessGet } from "./settle-before-handler.ts";
 export { type Stablecoin, stablecoinMoneyParser } from "./stablecoin.ts";
 export type {
