@@ -67,10 +67,15 @@ let agent: ReturnType<typeof agentClient>;
 
 beforeAll(async () => {
   t = await setUpDatabase("agent_auth_orders");
-  service = await startAgentAuth({ db: t.db, pool: t.pool, resolver, terms, clock });
+  service = await startOrders();
   agent = agentClient(service.url);
   resolver.pair(paired, "1001");
 });
+
+/** The service over this file's database, resolver, terms and clock. */
+function startOrders(options: Partial<Parameters<typeof startAgentAuth>[0]> = {}) {
+  return startAgentAuth({ db: t.db, pool: t.pool, resolver, terms, clock, ...options });
+}
 
 afterAll(async () => {
   await service?.close();
@@ -480,15 +485,7 @@ describe("nonce purge", () => {
 describe("nonce keys", () => {
   it("a nonce issued under the previous key redeems once after a rotation; one under an unknown key is refused", async () => {
     const [oldKey, newKey, otherKey] = ["o", "n", "x"].map((c) => c.repeat(32)) as [string, string, string];
-    const start = (keys: string[]) =>
-      startAgentAuth({
-        db: t.db,
-        pool: t.pool,
-        resolver,
-        terms,
-        clock,
-        challengeNonces: createChallengeNonces({ keys }),
-      });
+    const start = (keys: string[]) => startOrders({ challengeNonces: createChallengeNonces({ keys }) });
     const [before, after, foreign] = await Promise.all([
       start([oldKey]),
       start([newKey, oldKey]),
@@ -524,14 +521,7 @@ describe("nonce keys", () => {
 
 describe("one claim per human (policy on)", () => {
   it("a second claim by the same human, through another agent or the same one, is 409 already_claimed", async () => {
-    const exclusive = await startAgentAuth({
-      db: t.db,
-      pool: t.pool,
-      resolver,
-      terms,
-      clock,
-      oneClaimPerHuman: true,
-    });
+    const exclusive = await startOrders({ oneClaimPerHuman: true });
     try {
       const client = agentClient(exclusive.url);
       const [first, second, other] = [0, 1, 2].map(() => privateKeyToAccount(generatePrivateKey()));
@@ -570,14 +560,7 @@ describe("one claim per human (policy on)", () => {
   });
 
   it("concurrent first claims of one human through 10 agents: exactly one 200", async () => {
-    const exclusive = await startAgentAuth({
-      db: t.db,
-      pool: t.pool,
-      resolver,
-      terms,
-      clock,
-      oneClaimPerHuman: true,
-    });
+    const exclusive = await startOrders({ oneClaimPerHuman: true });
     try {
       const client = agentClient(exclusive.url);
       const agents = Array.from({ length: 10 }, () => privateKeyToAccount(generatePrivateKey()));
