@@ -1,9 +1,4 @@
-import {
-  CHALLENGE_NONCE_PATTERN,
-  type ChallengeNonces,
-  type NonceTerms,
-  type UsedNonceStore,
-} from "@humanpass/human-proof";
+import type { ChallengeNonces, NonceTerms, UsedNonceStore } from "@humanpass/human-proof";
 import type { Clock } from "../clock.ts";
 import type { PublicTerms } from "../config.ts";
 import type { ClaimPath } from "../db/schema.ts";
@@ -57,8 +52,7 @@ export function createClaimNonces(deps: {
     },
 
     async redeem(nonce, path) {
-      // Anything else than what `issue` makes is refused before a MAC is computed or the store is asked.
-      if (!CHALLENGE_NONCE_PATTERN.test(nonce)) return null;
+      // Neither MAC holds for anything else than what `issue` makes: refused before the store is asked.
       const ownPath = challengeNonces.issuedAt(nonce, boundTo(path));
       const issuedAt = ownPath ?? challengeNonces.issuedAt(nonce, boundTo(OTHER_PATH[path]));
       if (issuedAt === undefined || clock() - issuedAt > NONCE_LIFETIME_MS) return null;
