@@ -240,8 +240,9 @@ export async function paymentHeaders(
     const challenge = extractHumanProofChallenge(required);
     if (challenge) {
       const { domain, uri = "" } = challenge.info;
-      challenge.info.issuedAt = new Date().toISOString();
-      challenge.info.nonce = benchNonces.issue({ domain, uri, issuedAt: challenge.info.issuedAt });
+      const issuedAt = Date.now();
+      challenge.info.issuedAt = new Date(issuedAt).toISOString();
+      challenge.info.nonce = benchNonces.issue({ domain, uri }, issuedAt);
     }
     let payload: PaymentPayload = await client.createPaymentPayload(required);
     if (human && challenge) {

@@ -1,5 +1,5 @@
 import { readdirSync } from "node:fs";
-import { AgentAuthEnv } from "@humanpass/agent-auth";
+import { AgentAuthEnv, checkSettings as checkAgentAuthSettings } from "@humanpass/agent-auth";
 import { AttestationsApiEnv } from "@humanpass/attestations-api";
 import { ChainIndexerEnv } from "@humanpass/chain-indexer";
 import { CommonEnv, ConfigError, loadConfig, refusePlaceholdersInProduction } from "@humanpass/config";
@@ -23,7 +23,12 @@ export interface ServiceConfig {
  */
 export async function serviceConfigs(): Promise<ServiceConfig[]> {
   const configs: ServiceConfig[] = [
-    { service: "agent-auth", exportName: "AgentAuthEnv", schema: AgentAuthEnv },
+    {
+      service: "agent-auth",
+      exportName: "AgentAuthEnv",
+      schema: AgentAuthEnv,
+      checkSettings: checkAgentAuthSettings as (config: unknown) => void,
+    },
     { service: "attestations-api", exportName: "AttestationsApiEnv", schema: AttestationsApiEnv },
     { service: "chain-indexer", exportName: "ChainIndexerEnv", schema: ChainIndexerEnv },
     {

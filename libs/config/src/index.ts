@@ -91,7 +91,29 @@ export const Env = {
   list: (defaultValue = "") => Type.String({ default: defaultValue, description: "a comma-separated list" }),
   /** Comma-separated IP addresses and CIDRs; read it with `splitList`. */
   addressList: (description: string) => Type.String({ default: "", format: "address-list", description }),
+  /** `HUMAN_PROOF_NONCE_KEYS`: the challenge-nonce key ring (`createChallengeNonces` of `@humanpass/human-proof`). */
+  nonceKeys: () =>
+    Type.Optional(
+      Type.String({
+        pattern: "^[^,]{32,}(,[^,]{32,})*$",
+        description:
+          "secret keys, comma-separated, each at least 32 characters: the first signs human-proof challenge nonces, all are accepted (rotate by putting the new key first); the same on every replica",
+      }),
+    ),
 };
+
+/** Without `HUMAN_PROOF_NONCE_KEYS` each process recognises only its own challenge nonces: refused in production. */
+export function nonceKeysProblem(config: {
+  NODE_ENV?: string;
+  HUMAN_PROOF_NONCE_KEYS?: string;
+}): { variable: string; message: string } | undefined {
+  if (config.NODE_ENV !== "production" || config.HUMAN_PROOF_NONCE_KEYS) return undefined;
+  return {
+    variable: "HUMAN_PROOF_NONCE_KEYS",
+    message:
+      "is required when NODE_ENV=production: without it each process recognises only its own challenge nonces",
+  };
+}
 
 export function splitList(value: string): string[] {
   return value

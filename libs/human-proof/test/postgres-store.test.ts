@@ -14,8 +14,13 @@ import {
   createAttestationAwareSelector,
   createHumanProofExtension as createHumanProofClientExtension,
 } from "../src/client/index.ts";
-import { migrateHumanProofStore, PostgresHumanProofStore } from "../src/postgres/index.ts";
 import {
+  migrateHumanProofStore,
+  PostgresHumanProofStore,
+  PostgresUsedNonceStore,
+} from "../src/postgres/index.ts";
+import {
+  createChallengeNonces,
   createPoUVerifier,
   createSettleFailureRollbackHook,
   createVerifyHumanProofHook,
@@ -191,6 +196,38 @@ describe("PostgresHumanProofStore", () => {
       "select nonce from used_proof_nonces where nonce in ('old', 'new')",
     );
     expect(rows).toEqual([{ nonce: "new" }]);
+  });
+});
+
+describe("PostgresUsedNonceStore", () => {
+  it("of 50 concurrent redemptions of one nonce through two instances, exactly one wins", async () => {
+    const used = pools.map((pool) => new PostgresUsedNonceStore(pool));
+    const expiresAt = new Date(Date.now() + 60_000);
+    const nonce = createChallengeNonces().issue({ domain: "api.example.com", uri: RESOURCE }, Date.now());
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => used[i % 2].consume(nonce, expiresAt)),
+    );
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await used[1].consume(nonce, expiresAt)).toBe(false);
+  });
+
+  it("shares its table with PostgresHumanProofStore: a nonce redeemed by either is spent for both", async () => {
+    const used = new PostgresUsedNonceStore(pools[0]);
+    expect(await used.consume("shared-1", new Date(Date.now() + 60_000))).toBe(true);
+    expect((await stores[1].admit(admission("shared-1", "h8"))).nonceFresh).toBe(false);
+    expect((await stores[1].admit(admission("shared-2", "h8"))).nonceFresh).toBe(true);
+    expect(await used.consume("shared-2", new Date(Date.now() + 60_000))).toBe(false);
+  });
+
+  it("purges redemptions past their expiry, and only those", async () => {
+    const used = new PostgresUsedNonceStore(pools[1]);
+    await used.consume("stale-1", new Date(Date.now() - 1_000));
+    await used.consume("fresh-1", new Date(Date.now() + 60_000));
+    expect(await used.purgeExpired()).toBeGreaterThanOrEqual(1);
+    const { rows } = await pools[0].query(
+      "select nonce from used_proof_nonces where nonce in ('stale-1', 'fresh-1')",
+    );
+    expect(rows).toEqual([{ nonce: "fresh-1" }]);
   });
 });
 

@@ -18,7 +18,7 @@ export function account(n: number): EVMSigner & { address: `0x${string}` } {
 // Without keys: the nonces this process's hooks recognise by default.
 const processNonces = createChallengeNonces();
 
-/** A challenge as this process's server would issue it: its nonce is bound to its domain, uri and issue time. */
+/** A challenge as this process's server would issue it: its nonce carries its issue time, bound to its domain and uri. */
 export function challenge(info: Partial<HumanProofExtensionInfo> = {}): HumanProofChallenge {
   const terms = {
     domain: "api.example.com",
@@ -34,7 +34,7 @@ export function challenge(info: Partial<HumanProofExtensionInfo> = {}): HumanPro
       ...terms,
       nonce:
         info.nonce ??
-        processNonces.issue({ domain: terms.domain, uri: terms.uri ?? "", issuedAt: terms.issuedAt }),
+        processNonces.issue({ domain: terms.domain, uri: terms.uri ?? "" }, Date.parse(terms.issuedAt)),
     },
     supportedChains: [{ chainId: CHAIN, type: "eip191" }],
   };

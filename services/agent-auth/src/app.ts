@@ -2,6 +2,7 @@ import type { HumanLookup } from "@humanpass/attestations-client";
 import type { Kysely } from "@humanpass/db";
 import type { Topology } from "@humanpass/event-bus";
 import { createHttpApp, type HttpApp, type HttpServerSettings } from "@humanpass/http";
+import { type ChallengeNonces, createChallengeNonces, type UsedNonceStore } from "@humanpass/human-proof";
 import { type Clock, systemClock } from "@humanpass/service";
 import { createMetrics, type Logger, type ServiceMetrics } from "@humanpass/telemetry";
 import { createClaimRecorder } from "./claims/accept-claim.ts";
@@ -10,13 +11,17 @@ import { helperClaim } from "./claims/helper-claim.ts";
 import type { PublicTerms } from "./config.ts";
 import type { AgentAuthDb } from "./db/schema.ts";
 import { claimEvents } from "./events/claim-events.ts";
-import { createNonceStore } from "./nonces/nonce-store.ts";
+import { createClaimNonces } from "./nonces/claim-nonces.ts";
 import { challengeRoutes } from "./routes/challenges.ts";
 import { claimRoute } from "./routes/claim.ts";
 
 export interface AppDeps {
   logger: Logger;
   db: Kysely<AgentAuthDb>;
+  /** Where redeemed nonces are spent once: `PostgresUsedNonceStore` on the service's pool. */
+  usedNonces: UsedNonceStore;
+  /** Issues and recognises the nonces (HUMAN_PROOF_NONCE_KEYS); default: nonces only this process recognises. */
+  challengeNonces?: ChallengeNonces;
   topology: Topology;
   terms: PublicTerms;
   /** Who stands behind an agent: the attestations API client, usually behind the cache. */
@@ -35,7 +40,12 @@ export interface AppDeps {
 /** The agent-auth HTTP app: both route sets of spec 3 on one service. No side effects beyond the app itself. */
 export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   const { logger, db, terms, resolver } = deps;
-  const nonces = createNonceStore(db, deps.clock ?? systemClock);
+  const nonces = createClaimNonces({
+    terms,
+    challengeNonces: deps.challengeNonces ?? createChallengeNonces(),
+    usedNonces: deps.usedNonces,
+    clock: deps.clock ?? systemClock,
+  });
   const recorder = createClaimRecorder(db, claimEvents(deps.topology), {
     resource: terms.resource,
     oneClaimPerHuman: deps.oneClaimPerHuman,
@@ -58,7 +68,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   challengeRoutes(app, { terms, nonces });
   await claimRoute(app, {
     helper: helperClaim({ terms, nonces, resolver, recorder, logger }),
-    direct: directClaim({ nonces, resolver, recorder, logger }),
+    direct: directClaim({ terms, nonces, resolver, recorder, logger }),
     claims: metrics.meter.createCounter("humanpass_agent_auth_claims_total", {
       description: "Claims, by path (helper or direct) and outcome (accepted or the refusal's code)",
       unit: "{claim}",

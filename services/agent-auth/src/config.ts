@@ -1,4 +1,4 @@
-import { Env } from "@humanpass/config";
+import { ConfigError, Env, nonceKeysProblem } from "@humanpass/config";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "@humanpass/human-proof";
 import { Type } from "@sinclair/typebox";
 
@@ -6,6 +6,7 @@ import { Type } from "@sinclair/typebox";
 export const AgentAuthEnv = Type.Object({
   PORT: Env.port(8082),
   PUBLIC_URL: Env.url("http://localhost:8082"),
+  HUMAN_PROOF_NONCE_KEYS: Env.nonceKeys(),
   RESOURCE_URL: Type.Optional(
     Type.String({
       pattern: "^https?://",
@@ -54,6 +55,12 @@ export const AgentAuthEnv = Type.Object({
     description: "an integer >= 1000 (ms)",
   }),
 });
+
+/** Rules between variables that a per-variable schema cannot state. */
+export function checkSettings(config: { NODE_ENV?: string; HUMAN_PROOF_NONCE_KEYS?: string }): void {
+  const problem = nonceKeysProblem(config);
+  if (problem) throw new ConfigError([problem]);
+}
 
 /** What the claim routes compare a proof against. */
 export interface PublicTerms {

@@ -1,12 +1,13 @@
 import { splitList } from "@humanpass/config";
 import { followChainInvalidations } from "@humanpass/event-bus";
+import { createChallengeNonces } from "@humanpass/human-proof";
+import { PostgresUsedNonceStore } from "@humanpass/human-proof/postgres";
 import { runService, systemClock } from "@humanpass/service";
 import { buildApp } from "./app.ts";
 import { createRegistry } from "./attestations/index.ts";
-import { AgentAuthEnv, publicTerms } from "./config.ts";
+import { AgentAuthEnv, checkSettings, publicTerms } from "./config.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { SCHEMA } from "./db/schema.ts";
-import { createNonceStore } from "./nonces/nonce-store.ts";
 import { noncePurgeJob } from "./nonces/purge.ts";
 
 await runService({
@@ -14,9 +15,10 @@ await runService({
   schema: SCHEMA,
   migrations,
   env: AgentAuthEnv,
+  checkConfig: checkSettings,
   streams: ["AGENT_AUTH", "CHAIN"],
   publishes: true,
-  async start({ config, logger, db, nats, topology, readiness, http, metrics }) {
+  async start({ config, logger, db, pool, nats, topology, readiness, http, metrics }) {
     const terms = publicTerms(config);
     const { resolver, cache } = createRegistry({
       attestationsApiUrl: config.ATTESTATIONS_API_URL,
@@ -28,9 +30,16 @@ await runService({
       clock: systemClock,
       logger,
     });
+    if (!config.HUMAN_PROOF_NONCE_KEYS)
+      logger.warn(
+        "HUMAN_PROOF_NONCE_KEYS unset: this process recognises only the challenge nonces it issued itself; development only",
+      );
+    const usedNonces = new PostgresUsedNonceStore(pool);
     const app = await buildApp({
       logger,
       db,
+      usedNonces,
+      challengeNonces: createChallengeNonces({ keys: splitList(config.HUMAN_PROOF_NONCE_KEYS ?? "") }),
       topology,
       terms,
       resolver,
@@ -57,7 +66,7 @@ await runService({
       port: config.PORT,
       host: config.HOST,
       stop: [["chain invalidations", () => invalidations.stop()]],
-      purges: [noncePurgeJob(createNonceStore(db, systemClock), config.NONCE_PURGE_INTERVAL_MS)],
+      purges: [noncePurgeJob(usedNonces, config.NONCE_PURGE_INTERVAL_MS)],
     };
   },
 });

@@ -91,7 +91,7 @@ async function startReplica(): Promise<Replica> {
     clock: Date.now,
     logger,
   });
-  const service = await startAgentAuth({ db: t.db, resolver, terms, topology });
+  const service = await startAgentAuth({ db: t.db, pool: t.pool, resolver, terms, topology });
   const follow = () => followChainInvalidations({ nats: nc, topology, logger, cache });
   const replica: Replica = {
     service,

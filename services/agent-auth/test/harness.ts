@@ -1,8 +1,13 @@
 import type { HumanLookup } from "@humanpass/attestations-client";
-import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
+import { createPool, type Kysely, kyselyOn, migrateToLatest, type Pool } from "@humanpass/db";
 import type { Topology } from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
-import { type HumanProofChallenge, signHumanProofChallengeEVMUnchecked } from "@humanpass/human-proof";
+import {
+  type ChallengeNonces,
+  type HumanProofChallenge,
+  signHumanProofChallengeEVMUnchecked,
+} from "@humanpass/human-proof";
+import { PostgresUsedNonceStore } from "@humanpass/human-proof/postgres";
 import type { ServiceMetrics } from "@humanpass/telemetry";
 import { createTestDatabase, type TestDatabase, testTopology } from "@humanpass/testing";
 import pino from "pino";
@@ -32,13 +37,16 @@ export function testTerms(ownershipSchema = `0x${"ca".repeat(32)}`): PublicTerms
 export interface TestDb {
   database: TestDatabase;
   db: Kysely<AgentAuthDb>;
+  /** The pool under `db`, as the service's own. */
+  pool: Pool;
 }
 
 export async function setUpDatabase(label: string): Promise<TestDb> {
   const database = await createTestDatabase(label);
-  const db = createDb<AgentAuthDb>({ connectionString: database.url, schema: SCHEMA, max: 10 });
+  const pool = createPool({ connectionString: database.url, schema: SCHEMA, max: 10 });
+  const db = kyselyOn<AgentAuthDb>(pool);
   await migrateToLatest(db, { schema: SCHEMA, migrations });
-  return { database, db };
+  return { database, db, pool };
 }
 
 export interface RunningAgentAuth {
@@ -50,8 +58,10 @@ export interface RunningAgentAuth {
 /** The service's HTTP app on a free port, over the given database and resolver. */
 export async function startAgentAuth(options: {
   db: Kysely<AgentAuthDb>;
+  pool: Pool;
   resolver: HumanLookup;
   terms: PublicTerms;
+  challengeNonces?: ChallengeNonces;
   topology?: Topology;
   clock?: Clock;
   oneClaimPerHuman?: boolean;
@@ -60,6 +70,8 @@ export async function startAgentAuth(options: {
   const app = await buildApp({
     logger,
     db: options.db,
+    usedNonces: new PostgresUsedNonceStore(options.pool),
+    challengeNonces: options.challengeNonces,
     topology: options.topology ?? testTopology(),
     terms: options.terms,
     resolver: options.resolver,

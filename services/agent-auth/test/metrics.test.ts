@@ -35,7 +35,7 @@ let service: RunningAgentAuth;
 
 beforeAll(async () => {
   t = await setUpDatabase("agent_auth_metrics");
-  service = await startAgentAuth({ db: t.db, resolver, terms: testTerms(), metrics });
+  service = await startAgentAuth({ db: t.db, pool: t.pool, resolver, terms: testTerms(), metrics });
 });
 
 afterAll(async () => {

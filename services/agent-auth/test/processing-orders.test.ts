@@ -1,14 +1,16 @@
 import { AttestationsApiError, type HumanLookup } from "@humanpass/attestations-client";
 import {
+  createChallengeNonces,
   type HumanProofExtensionInfo,
   type HumanResolution,
   signHumanProofChallengeEVMUnchecked,
 } from "@humanpass/human-proof";
+import { PostgresUsedNonceStore } from "@humanpass/human-proof/postgres";
 import { didFromAddress } from "@humanpass/identity";
 import type { Hex } from "viem";
 import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createNonceStore, NONCE_LIFETIME_MS } from "../src/index.ts";
+import { NONCE_LIFETIME_MS } from "../src/index.ts";
 import {
   agentClient,
   evmSigner,
@@ -65,10 +67,15 @@ let agent: ReturnType<typeof agentClient>;
 
 beforeAll(async () => {
   t = await setUpDatabase("agent_auth_orders");
-  service = await startAgentAuth({ db: t.db, resolver, terms, clock });
+  service = await startOrders();
   agent = agentClient(service.url);
   resolver.pair(paired, "1001");
 });
+
+/** The service over this file's database, resolver, terms and clock. */
+function startOrders(options: Partial<Parameters<typeof startAgentAuth>[0]> = {}) {
+  return startAgentAuth({ db: t.db, pool: t.pool, resolver, terms, clock, ...options });
+}
 
 afterAll(async () => {
   await service?.close();
@@ -286,20 +293,18 @@ describe("POST /api/v1/claim, helper path (HUMAN-PROOF header)", () => {
     expect(await outboxEvents(t.db)).toEqual([]);
   });
 
-  it("3. a nonce not in the issued format is refused before the nonce store is asked", async () => {
-    // Rows the service would never issue: a claim naming them must not reach them.
-    const odd = ["A".repeat(32), "x".repeat(5000), "00"];
-    await t.db
-      .insertInto("nonces")
-      .values(odd.map((nonce) => ({ nonce, path: "helper", message: "{}", issued_at: new Date(now) })))
-      .execute();
+  it("3. a nonce not in the issued format, or not issued by this service, is refused before the nonce store is asked", async () => {
+    const odd = ["A".repeat(32), "x".repeat(5000), "00", "00".repeat(16), "ab".repeat(16)];
     for (const nonce of odd) {
       const res = await agent.claimWithHeader(JSON.stringify({ ...(await helperProof()), nonce }));
       expect(res).toMatchObject({ status: 403, body: { error: "unknown_or_expired_nonce" } });
     }
-    const left = await t.db.selectFrom("nonces").select("nonce").where("nonce", "in", odd).execute();
-    expect(left).toHaveLength(odd.length);
-    await t.db.deleteFrom("nonces").where("nonce", "in", odd).execute();
+    const stored = await t.db
+      .selectFrom("used_proof_nonces")
+      .select("nonce")
+      .where("nonce", "in", odd)
+      .execute();
+    expect(stored).toEqual([]);
   });
 
   it("5. the high-s twin of a valid signature (EIP-2) is refused", async () => {
@@ -464,21 +469,59 @@ describe("documentation", () => {
 });
 
 describe("nonce purge", () => {
-  it("deletes nonces past their lifetime and keeps fresh ones", async () => {
-    await t.db.deleteFrom("nonces").execute();
-    const stale = await agent.challenge();
+  it("deletes redemptions past their nonce's lifetime and keeps fresh ones", async () => {
+    await t.db.deleteFrom("used_proof_nonces").execute();
+    const stale = await agent.directClaimBody(paired);
+    expect((await agent.claimWithBody(stale)).status).toBe(200);
     now += NONCE_LIFETIME_MS + 1;
-    const fresh = await agent.challenge();
-    expect(await createNonceStore(t.db, clock).purgeExpired()).toBe(1);
-    const left = await t.db.selectFrom("nonces").select("nonce").execute();
+    const fresh = await agent.directClaimBody(paired);
+    expect((await agent.claimWithBody(fresh)).status).toBe(200);
+    expect(await new PostgresUsedNonceStore(t.pool).purgeExpired(new Date(now))).toBe(1);
+    const left = await t.db.selectFrom("used_proof_nonces").select("nonce").execute();
     expect(left.map((r) => r.nonce)).toEqual([fresh.nonce]);
-    expect(left.map((r) => r.nonce)).not.toContain(stale.nonce);
+  });
+});
+
+describe("nonce keys", () => {
+  it("a nonce issued under the previous key redeems once after a rotation; one under an unknown key is refused", async () => {
+    const [oldKey, newKey, otherKey] = ["o", "n", "x"].map((c) => c.repeat(32)) as [string, string, string];
+    const start = (keys: string[]) => startOrders({ challengeNonces: createChallengeNonces({ keys }) });
+    const [before, after, foreign] = await Promise.all([
+      start([oldKey]),
+      start([newKey, oldKey]),
+      start([otherKey]),
+    ]);
+    try {
+      const [beforeAgent, afterAgent, foreignAgent] = [before, after, foreign].map((s) =>
+        agentClient(s.url),
+      ) as [ReturnType<typeof agentClient>, ReturnType<typeof agentClient>, ReturnType<typeof agentClient>];
+      const direct = await beforeAgent.directClaimBody(paired);
+      const helper = await beforeAgent.helperProof(paired);
+      expect((await afterAgent.claimWithBody(direct)).status).toBe(200);
+      expect((await afterAgent.claimWithHeader(helper)).status).toBe(200);
+      expect((await afterAgent.claimWithBody(direct)).body.error).toBe("unknown_or_expired_nonce");
+      expect((await afterAgent.claimWithHeader(helper)).body.error).toBe("unknown_or_expired_nonce");
+      // Issued by the new key: the replicas not yet rotated refuse it, the rotated ones accept it.
+      expect((await beforeAgent.claimWithBody(await afterAgent.directClaimBody(paired))).body.error).toBe(
+        "unknown_or_expired_nonce",
+      );
+      expect(await afterAgent.claimWithBody(await foreignAgent.directClaimBody(paired))).toMatchObject({
+        status: 403,
+        body: { error: "unknown_or_expired_nonce" },
+      });
+      expect(await afterAgent.claimWithHeader(await foreignAgent.helperProof(paired))).toMatchObject({
+        status: 403,
+        body: { error: "unknown_or_expired_nonce" },
+      });
+    } finally {
+      await Promise.all([before, after, foreign].map((s) => s.close()));
+    }
   });
 });
 
 describe("one claim per human (policy on)", () => {
   it("a second claim by the same human, through another agent or the same one, is 409 already_claimed", async () => {
-    const exclusive = await startAgentAuth({ db: t.db, resolver, terms, clock, oneClaimPerHuman: true });
+    const exclusive = await startOrders({ oneClaimPerHuman: true });
     try {
       const client = agentClient(exclusive.url);
       const [first, second, other] = [0, 1, 2].map(() => privateKeyToAccount(generatePrivateKey()));
@@ -517,7 +560,7 @@ describe("one claim per human (policy on)", () => {
   });
 
   it("concurrent first claims of one human through 10 agents: exactly one 200", async () => {
-    const exclusive = await startAgentAuth({ db: t.db, resolver, terms, clock, oneClaimPerHuman: true });
+    const exclusive = await startOrders({ oneClaimPerHuman: true });
     try {
       const client = agentClient(exclusive.url);
       const agents = Array.from({ length: 10 }, () => privateKeyToAccount(generatePrivateKey()));

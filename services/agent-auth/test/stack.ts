@@ -14,7 +14,7 @@ import {
   buildApp as buildAttestationsApi,
   startReadModelConsumers,
 } from "@humanpass/attestations-api";
-import { createDb, createPool, type Kysely, kyselyOn, migrateToLatest } from "@humanpass/db";
+import { createPool, type Kysely, kyselyOn, migrateToLatest } from "@humanpass/db";
 import {
   type Devnet,
   identityFromAddress,
@@ -37,6 +37,7 @@ import {
   type UniquenessVerifiedData,
 } from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
+import { PostgresUsedNonceStore } from "@humanpass/human-proof/postgres";
 import {
   connectTestNats,
   createTestDatabase,
@@ -155,8 +156,11 @@ export async function startStack(label: string): Promise<Stack> {
     await startApi();
     cleanups.push(stopApi);
 
-    const db = createDb<AgentAuthDb>({ connectionString: database.url, schema: SCHEMA, max: 20 });
+    const pool = createPool({ connectionString: database.url, schema: SCHEMA, max: 20 });
+    const db = kyselyOn<AgentAuthDb>(pool);
     cleanups.push(() => db.destroy());
+    // One store for every replica app: they share the database, as the deployed replicas do.
+    const usedNonces = new PostgresUsedNonceStore(pool);
     await migrateToLatest(db, { schema: SCHEMA, migrations });
     const relay: OutboxRelay = startOutboxRelay({
       nats,
@@ -200,6 +204,7 @@ export async function startStack(label: string): Promise<Stack> {
         const app = await buildApp({
           logger,
           db,
+          usedNonces,
           topology,
           terms,
           resolver,

@@ -1,4 +1,4 @@
-import { ConfigError, Env } from "@humanpass/config";
+import { ConfigError, Env, nonceKeysProblem } from "@humanpass/config";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "@humanpass/human-proof";
 import { Type } from "@sinclair/typebox";
 
@@ -19,13 +19,7 @@ export const PaymentGatewayEnv = Type.Object({
   NODE_ENV: Type.String({ default: "development", description: "development, test or production" }),
   PORT: Env.port(4021),
   PUBLIC_URL: Env.url("http://localhost:4021"),
-  HUMAN_PROOF_NONCE_KEYS: Type.Optional(
-    Type.String({
-      pattern: "^[^,]{32,}(,[^,]{32,})*$",
-      description:
-        "secret keys, comma-separated, each at least 32 characters: the first signs human-proof challenge nonces, all are accepted (rotate by putting the new key first); the same on every replica",
-    }),
-  ),
+  HUMAN_PROOF_NONCE_KEYS: Env.nonceKeys(),
   EVM_ADDRESS: Address,
   FACILITATOR_URL: Type.Optional(
     Type.String({
@@ -120,12 +114,7 @@ export function checkSettings(config: FacilitatorSettings): void {
         "memory keeps quotas in one process and loses them on restart; it is refused when NODE_ENV=production",
     });
   }
-  if (production && !config.HUMAN_PROOF_NONCE_KEYS) {
-    problems.push({
-      variable: "HUMAN_PROOF_NONCE_KEYS",
-      message:
-        "is required when NODE_ENV=production: without it each process recognises only its own challenge nonces",
-    });
-  }
+  const nonceKeys = nonceKeysProblem(config);
+  if (nonceKeys) problems.push(nonceKeys);
   if (problems.length > 0) throw new ConfigError(problems);
 }

@@ -6,8 +6,8 @@ import {
   createChallengeNonces,
   createPoUVerifier,
   InMemoryHumanUsageStorage,
-  InMemoryNonceStore,
   InMemoryPaymentReservations,
+  InMemoryUsedNonceStore,
   sequentialAdmissions,
 } from "@humanpass/human-proof";
 import { runService } from "@humanpass/service";
@@ -64,7 +64,7 @@ await runService({
     const admissions =
       store ??
       sequentialAdmissions({
-        nonceStore: new InMemoryNonceStore(),
+        nonceStore: new InMemoryUsedNonceStore(),
         storage: new InMemoryHumanUsageStorage(),
         recordEvents: async (humanProofEvents) => {
           for (const event of humanProofEvents) {

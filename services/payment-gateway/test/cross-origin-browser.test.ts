@@ -8,8 +8,8 @@ import type { AddressInfo } from "node:net";
 import type { HttpApp } from "@humanpass/http";
 import {
   createPoUVerifier,
-  InMemoryNonceStore,
   InMemoryPaymentReservations,
+  InMemoryUsedNonceStore,
   sequentialAdmissions,
 } from "@humanpass/human-proof";
 import { createMockFacilitatorClient } from "@humanpass/x402-fastify";
@@ -61,7 +61,7 @@ beforeAll(async () => {
     facilitator: createMockFacilitatorClient({ kinds: [{ network: NETWORK, scheme: "exact" }] }),
     // Never asked: an unpaid request stops at the 402.
     verifier: createPoUVerifier({ attestationsApiBaseUrl: "http://127.0.0.1:9/api/v1/attestations" }),
-    admissions: sequentialAdmissions({ nonceStore: new InMemoryNonceStore() }),
+    admissions: sequentialAdmissions({ nonceStore: new InMemoryUsedNonceStore() }),
     reservations: new InMemoryPaymentReservations(),
     events: { emit: async () => {} },
     corsOrigins: [siteUrl],

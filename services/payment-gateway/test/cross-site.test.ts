@@ -118,7 +118,7 @@ function ownChallenge(resourceUrl: string, terms: PaymentRequired, signedFor = r
       domain,
       uri: signedFor,
       version: "1",
-      nonce: nonces.issue({ domain, uri: signedFor, issuedAt }),
+      nonce: nonces.issue({ domain, uri: signedFor }, Date.parse(issuedAt)),
       issuedAt,
       resources: [signedFor],
       requiredAttestations: [DEFAULT_AGENT_OWNERSHIP_SCHEMA],

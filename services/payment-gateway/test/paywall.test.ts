@@ -3,8 +3,8 @@
 import type { HttpApp } from "@humanpass/http";
 import {
   createPoUVerifier,
-  InMemoryNonceStore,
   InMemoryPaymentReservations,
+  InMemoryUsedNonceStore,
   sequentialAdmissions,
 } from "@humanpass/human-proof";
 import { createMockFacilitatorClient } from "@humanpass/x402-fastify";
@@ -47,7 +47,7 @@ async function gateway(paywallHtml?: string): Promise<string> {
     facilitator: createMockFacilitatorClient({ kinds: [{ network: NETWORK, scheme: "exact" }] }),
     // Never asked: an unpaid request stops at the 402.
     verifier: createPoUVerifier({ attestationsApiBaseUrl: "http://127.0.0.1:9/api/v1/attestations" }),
-    admissions: sequentialAdmissions({ nonceStore: new InMemoryNonceStore() }),
+    admissions: sequentialAdmissions({ nonceStore: new InMemoryUsedNonceStore() }),
     reservations: new InMemoryPaymentReservations(),
     events: { emit: async () => {} },
     paywallHtml,

@@ -1,8 +1,16 @@
-/**
- * The tables of `PostgresHumanProofStore`, each statement idempotent: run it with your own migrations, or let
- * `migrateHumanProofStore` run it. Unqualified names: they land in the connection's `search_path` schema.
- */
-export const HUMAN_PROOF_STORE_SQL = `
+// Each statement is idempotent. Unqualified names: they land in the connection's `search_path` schema.
+
+/** The table of `PostgresUsedNonceStore` (also `PostgresHumanProofStore`'s): one row per redeemed nonce, until it expires. */
+export const USED_NONCES_SQL = `
+create table if not exists used_proof_nonces (
+  nonce text primary key,
+  expires_at timestamptz not null
+);
+create index if not exists used_proof_nonces_expires_at on used_proof_nonces (expires_at);
+`;
+
+/** The tables of `PostgresHumanProofStore`: run it with your own migrations, or let `migrateHumanProofStore` run it. */
+export const HUMAN_PROOF_STORE_SQL = `${USED_NONCES_SQL}
 create table if not exists human_usage (
   human_id text not null,
   scope text not null,
@@ -10,11 +18,6 @@ create table if not exists human_usage (
   updated_at timestamptz not null default now(),
   primary key (human_id, scope)
 );
-create table if not exists used_proof_nonces (
-  nonce text primary key,
-  expires_at timestamptz not null
-);
-create index if not exists used_proof_nonces_expires_at on used_proof_nonces (expires_at);
 -- The use each proof took, so that its request's failure gives back exactly that use, once.
 create table if not exists proof_uses (
   nonce text primary key,

@@ -8,6 +8,7 @@ import {
 } from "../server/payment-reservations.ts";
 import type { AdmissionOutcome, HumanProofEvent, ProofAdmission, ProofAdmissions } from "../server/types.ts";
 import type { Queryable } from "./schema.ts";
+import { CONSUME_NONCE_SQL, purgeExpiredSql } from "./used-nonces.ts";
 
 /**
  * Where an admission's events go in the admission's own statement (an outbox, say), so that they exist exactly
@@ -42,9 +43,7 @@ function admissionSql(events: AdmissionEventsWriter | undefined): string {
     : "";
   return `
 with fresh as (
-  insert into used_proof_nonces (nonce, expires_at) values ($1, $2)
-  on conflict (nonce) do nothing
-  returning nonce
+  ${CONSUME_NONCE_SQL}
 ), used as (
   insert into human_usage as u (human_id, scope, count)
   select $3, $4, 1 from fresh
@@ -187,10 +186,7 @@ export class PostgresHumanProofStore implements ProofAdmissions, PaymentReservat
   async purgeExpired(now: Date = new Date(), limit = 5_000): Promise<number> {
     let deleted = 0;
     for (const table of PURGED_TABLES) {
-      const { rowCount } = await this.pool.query(
-        `delete from ${table} where ctid = any(array(select ctid from ${table} where expires_at < $1 limit $2 for update skip locked))`,
-        [now, limit],
-      );
+      const { rowCount } = await this.pool.query(purgeExpiredSql(table), [now, limit]);
       deleted += rowCount ?? 0;
     }
     return deleted;

@@ -1,13 +1,13 @@
 import type {
   HumanProofEvent,
   HumanUsageStorage,
-  NonceStore,
   ProofAdmission,
   ProofAdmissions,
+  UsedNonceStore,
 } from "./types.ts";
 
 export type SequentialAdmissionsOptions = {
-  nonceStore: NonceStore;
+  nonceStore: UsedNonceStore;
   /** Needed for admissions that take a use. */
   storage?: HumanUsageStorage;
   /** Where the events are recorded, if anywhere besides `onEvent`. */

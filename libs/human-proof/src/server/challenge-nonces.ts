@@ -1,17 +1,24 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
-/** The signed terms a challenge nonce is bound to: a nonce issued for one of them is refused for any other. */
-export type NonceTerms = { domain: string; uri: string; issuedAt: string };
+/** What a challenge nonce is bound to: a nonce issued for one of them is refused for any other. */
+export type NonceTerms = {
+  domain: string;
+  uri: string;
+  /** What the nonce is for, when one server issues nonces for several uses (agent-auth's two claim paths). */
+  purpose?: string;
+};
 
 /**
- * Challenge nonces that carry their own proof of origin, so that every instance of a server recognises the
- * nonces any of them issued, and no other server's, without storing them at issue time. Single use is the
- * `NonceStore`'s job (or `ProofAdmissions`'), once a proof has passed its checks.
+ * Challenge nonces that carry their issue time and their own proof of origin, so that every instance of a server
+ * recognises the nonces any of them issued, and no other server's, without storing anything at issue time. Single
+ * use is the `UsedNonceStore`'s job (or `ProofAdmissions`'), once a proof has passed its checks: only redeemed
+ * nonces are ever stored.
  */
 export interface ChallengeNonces {
-  issue(terms: NonceTerms): string;
-  /** Whether this server issued `nonce` for exactly these terms. */
-  issued(nonce: string, terms: NonceTerms): boolean;
+  /** A fresh nonce for `terms`, issued at `issuedAt` (ms since the epoch), which the nonce carries. */
+  issue(terms: NonceTerms, issuedAt: number): string;
+  /** When this server issued `nonce` for exactly these terms (ms since the epoch), or undefined if it did not. */
+  issuedAt(nonce: string, terms: NonceTerms): number | undefined;
 }
 
 export type ChallengeNonceOptions = {
@@ -23,10 +30,15 @@ export type ChallengeNonceOptions = {
   keys?: string[];
 };
 
-// 16 random bytes, as spec 3's SDK draws them, then 16 bytes of HMAC-SHA256 over them and the terms.
-const RANDOM_BYTES = 16;
-const MAC_BYTES = 16;
-export const CHALLENGE_NONCE_PATTERN = new RegExp(`^[0-9a-f]{${2 * (RANDOM_BYTES + MAC_BYTES)}}$`);
+// 16 bytes, the length of spec 3's nonces: the issue time in ms (6 bytes), 4 random bytes that tell apart the
+// nonces of one millisecond, and 6 bytes of HMAC-SHA256 over both and the terms. A forged nonce is found only by
+// online guessing (one request each), still needs the agent's signature, and carries a time that the lifetime
+// bounds, so 48 bits of MAC are ample.
+const TIME_BYTES = 6;
+const RANDOM_BYTES = 4;
+const MAC_BYTES = 6;
+const HEAD_HEX = 2 * (TIME_BYTES + RANDOM_BYTES);
+export const CHALLENGE_NONCE_PATTERN = new RegExp(`^[0-9a-f]{${HEAD_HEX + 2 * MAC_BYTES}}$`);
 
 /** Keys shorter than this are refused: a guessable key lets anyone mint nonces. */
 export const MIN_NONCE_KEY_LENGTH = 32;
@@ -34,9 +46,9 @@ export const MIN_NONCE_KEY_LENGTH = 32;
 // Shared by every extension and hook created without keys in this process, so they recognise each other's nonces.
 const processKey = randomBytes(32).toString("hex");
 
-function mac(key: string, random: string, terms: NonceTerms): Buffer {
+function mac(key: string, head: string, terms: NonceTerms): Buffer {
   // Lengths first, so no two different term lists give the same input.
-  const fields = [random, terms.domain, terms.uri, terms.issuedAt];
+  const fields = [head, terms.domain, terms.uri, terms.purpose ?? ""];
   const input = fields.map((field) => `${field.length}:${field}`).join("\n");
   return createHmac("sha256", key).update(input).digest().subarray(0, MAC_BYTES);
 }
@@ -49,15 +61,18 @@ export function createChallengeNonces(options: ChallengeNonceOptions = {}): Chal
   }
   const signingKey = keys[0] as string;
   return {
-    issue(terms) {
-      const random = randomBytes(RANDOM_BYTES).toString("hex");
-      return random + mac(signingKey, random, terms).toString("hex");
+    issue(terms, issuedAt) {
+      const time = Buffer.alloc(TIME_BYTES);
+      time.writeUIntBE(issuedAt, 0, TIME_BYTES);
+      const head = time.toString("hex") + randomBytes(RANDOM_BYTES).toString("hex");
+      return head + mac(signingKey, head, terms).toString("hex");
     },
-    issued(nonce, terms) {
-      if (!CHALLENGE_NONCE_PATTERN.test(nonce)) return false;
-      const random = nonce.slice(0, 2 * RANDOM_BYTES);
-      const presented = Buffer.from(nonce.slice(2 * RANDOM_BYTES), "hex");
-      return keys.some((key) => timingSafeEqual(mac(key, random, terms), presented));
+    issuedAt(nonce, terms) {
+      if (!CHALLENGE_NONCE_PATTERN.test(nonce)) return undefined;
+      const head = nonce.slice(0, HEAD_HEX);
+      const presented = Buffer.from(nonce.slice(HEAD_HEX), "hex");
+      if (!keys.some((key) => timingSafeEqual(mac(key, head, terms), presented))) return undefined;
+      return Buffer.from(head, "hex").readUIntBE(0, TIME_BYTES);
     },
   };
 }

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { HumanProofChallenge } from "../common/types.ts";
 import { configureHumanProofServer } from "./configure.ts";
 import { declareHumanProofExtension } from "./declare.ts";
+import { HumanProofResourceServer } from "./resource-server.ts";
 import { createPoUVerifier } from "./verifier.ts";
 
 const CUSTOM_SCHEMA = `0x${"12".repeat(32)}`;
@@ -26,7 +27,7 @@ const payload = (extensions: Record<string, unknown>): PaymentPayload => ({
 
 describe("configureHumanProofServer", () => {
   it("registers the extension with the verifier's ownership schema", async () => {
-    const server = new x402ResourceServer();
+    const server = new HumanProofResourceServer();
     configureHumanProofServer(server, { verifierOptions: { agentOwnershipSchema: CUSTOM_SCHEMA } });
     const [extension] = server.getExtensions();
     const challenge = (await extension.enrichPaymentRequiredResponse?.(declareHumanProofExtension(), {
@@ -41,7 +42,7 @@ describe("configureHumanProofServer", () => {
   it("refuses an extension schema that differs from the verifier's", () => {
     const verifier = createPoUVerifier({ agentOwnershipSchema: CUSTOM_SCHEMA });
     expect(() =>
-      configureHumanProofServer(new x402ResourceServer(), {
+      configureHumanProofServer(new HumanProofResourceServer(), {
         verifier,
         extensionOptions: { agentOwnershipSchema: `0x${"34".repeat(32)}` },
       }),
@@ -49,7 +50,7 @@ describe("configureHumanProofServer", () => {
   });
 
   it("leaves the human-proof echo to the hook and keeps x402's echo check for other extensions", () => {
-    const server = new x402ResourceServer();
+    const server = new HumanProofResourceServer();
     configureHumanProofServer(server);
     expect(server.validateExtensions(paymentRequired, payload({ "human-proof": '{"nonce":"old"}' }))).toEqual(
       {
@@ -59,6 +60,25 @@ describe("configureHumanProofServer", () => {
     expect(server.validateExtensions(paymentRequired, payload({ other: { info: { a: 2 } } }))).toMatchObject({
       valid: false,
       extensionKey: "other",
+    });
+  });
+
+  it("replaces nothing of the server it is given, and refuses a plain x402ResourceServer, whose echo check refuses every proof", () => {
+    const server = new HumanProofResourceServer();
+    const own = Object.getOwnPropertyNames(server);
+    const validateExtensions = server.validateExtensions;
+    configureHumanProofServer(server);
+    expect(Object.getOwnPropertyNames(server)).toEqual(own);
+    expect(server.validateExtensions).toBe(validateExtensions);
+    expect(Object.hasOwn(server, "validateExtensions")).toBe(false);
+
+    const plain = new x402ResourceServer();
+    expect(() => configureHumanProofServer(plain)).toThrow(/HumanProofResourceServer/);
+    expect(
+      plain.validateExtensions(paymentRequired, payload({ "human-proof": '{"nonce":"old"}' })),
+    ).toMatchObject({
+      valid: false,
+      extensionKey: "human-proof",
     });
   });
 });

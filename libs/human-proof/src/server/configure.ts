@@ -1,6 +1,4 @@
 import type { x402ResourceServer } from "@x402/core/server";
-import type { PaymentPayload } from "@x402/core/types";
-import { HUMAN_PROOF } from "../common/constants.ts";
 import { assertX402Versions } from "../common/x402-versions.ts";
 import { createChallengeNonces } from "./challenge-nonces.ts";
 import { type CreateHumanProofExtensionOptions, createHumanProofExtension } from "./extension.ts";
@@ -13,6 +11,7 @@ import {
   createVerifyHumanProofHook,
 } from "./hooks.ts";
 import { guardPayments, type PaymentGuardOptions } from "./payment-guards.ts";
+import { HumanProofResourceServer } from "./resource-server.ts";
 import { createPoUVerifier } from "./verifier.ts";
 
 export type ConfigureHumanProofServerOptions = CreateVerifyHumanProofHookOptions & {
@@ -25,28 +24,23 @@ export type ConfigureHumanProofServerOptions = CreateVerifyHumanProofHookOptions
   paymentGuards?: PaymentGuardOptions | false;
 };
 
-function withoutHumanProofEcho(paymentPayload: PaymentPayload): PaymentPayload {
-  const extensions = paymentPayload.extensions;
-  if (!extensions || !(HUMAN_PROOF in extensions)) return paymentPayload;
-  const { [HUMAN_PROOF]: _proof, ...others } = extensions;
-  return { ...paymentPayload, extensions: others };
-}
-
 /**
  * Registers the payment guards, the human-proof extension and the before-verify hook on an x402 resource server;
  * with `storage` or `admissions` also the rollback hooks (invalid verify, verify error, settle failure, canceled
  * verified payment), which give a use back to the store that took it.
- * Call once, before routes are served.
- *
- * x402's generic echo check is not applied to `extensions["human-proof"]`: the hook checks the signed terms
- * itself and answers with the precise reason, and Billions' client sends the proof as a JSON string, which
- * the generic check would always refuse as `extension_echo_mismatch`.
+ * Call once, before routes are served. `server` must be a `HumanProofResourceServer` (an `x402ResourceServer` that
+ * leaves the human-proof echo to the hook); nothing of it is replaced.
  */
 export function configureHumanProofServer(
   server: x402ResourceServer,
   options: ConfigureHumanProofServerOptions = {},
 ): void {
   assertX402Versions();
+  if (!(server instanceof HumanProofResourceServer)) {
+    throw new TypeError(
+      "configureHumanProofServer needs a HumanProofResourceServer (new HumanProofResourceServer(facilitator) in place of new x402ResourceServer(facilitator)): x402's generic echo check would refuse every human proof",
+    );
+  }
   const { extensionOptions, verifierOptions, storage, paymentGuards, ...hookOptions } = options;
   const verifier = options.verifier ?? createPoUVerifier(verifierOptions ?? {});
   const agentOwnershipSchema = extensionOptions?.agentOwnershipSchema ?? verifier.ownershipSchema;
@@ -69,8 +63,4 @@ export function configureHumanProofServer(
     server.onSettleFailure(createSettleFailureRollbackHook(refunds));
     server.onVerifiedPaymentCanceled(createVerifiedPaymentCanceledRollbackHook(refunds));
   }
-
-  const validateExtensions = server.validateExtensions.bind(server);
-  server.validateExtensions = (paymentRequired, paymentPayload) =>
-    validateExtensions(paymentRequired, withoutHumanProofEcho(paymentPayload));
 }

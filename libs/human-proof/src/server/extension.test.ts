@@ -43,7 +43,7 @@ describe("createHumanProofExtension (server)", () => {
         domain: "api.example.com",
         uri: "https://api.example.com:8443/report?id=1",
         version: "1",
-        nonce: expect.stringMatching(/^[0-9a-f]{64}$/),
+        nonce: expect.stringMatching(/^[0-9a-f]{32}$/),
         issuedAt: expect.any(String),
         requiredAttestations: [DEFAULT_AGENT_OWNERSHIP_SCHEMA],
         resources: ["https://api.example.com:8443/report?id=1"],

@@ -90,17 +90,13 @@ function challengeFor(
     : [...new Set(context.requirements.map((requirement) => requirement.network))];
   // One instant for both times, so the challenge's lifetime is exactly the declared one.
   const issuedAt = Date.now();
-  const terms = {
-    domain: options.domain ?? domainOf(resourceUri),
-    uri: resourceUri,
-    issuedAt: new Date(issuedAt).toISOString(),
-  };
+  const terms = { domain: options.domain ?? domainOf(resourceUri), uri: resourceUri };
   const info: IssuedChallenge["info"] = {
     domain: terms.domain,
     uri: resourceUri,
     version: options.version ?? "1",
-    ...(nonces ? { nonce: nonces.issue(terms) } : {}),
-    issuedAt: terms.issuedAt,
+    ...(nonces ? { nonce: nonces.issue(terms, issuedAt) } : {}),
+    issuedAt: new Date(issuedAt).toISOString(),
     requiredAttestations: [ownershipSchema],
   };
   if (resourceUri) info.resources = [resourceUri];
@@ -132,8 +128,8 @@ function paymentArrived(declaration: unknown, context: PaymentRequiredContext): 
 
 /**
  * The x402 resource-server extension that turns a route's human-proof declaration into a fresh challenge
- * (new nonce and issue time) in every 402 response. The nonce is bound to the challenge's domain, uri and
- * issue time, so the hook accepts only nonces this server issued for the terms it expects.
+ * (new nonce and issue time) in every 402 response. The nonce carries its issue time and is bound to it and to the
+ * challenge's domain and uri, so the hook accepts only nonces this server issued for the terms it expects.
  */
 export function createHumanProofExtension(
   options: CreateHumanProofExtensionOptions = {},

@@ -154,7 +154,7 @@ describe("createVerifyHumanProofHook", () => {
     // Another server's nonce (other key) for exactly our terms.
     const foreign = createChallengeNonces({ keys: ["k".repeat(32)] });
     const issuedAt = new Date().toISOString();
-    const theirs = foreign.issue({ domain: "api.example.com", uri: RESOURCE, issuedAt });
+    const theirs = foreign.issue({ domain: "api.example.com", uri: RESOURCE }, Date.parse(issuedAt));
     expect(await hook(context(gated(), await sign(agent, { nonce: theirs, issuedAt })))).toEqual(refused);
     // Our nonce, moved to another issue time: its lifetime cannot be stretched.
     const ours = JSON.parse(await sign(agent)).nonce;
@@ -173,8 +173,9 @@ describe("createVerifyHumanProofHook", () => {
     const after = createChallengeNonces({ keys: [newKey, oldKey] });
     const hook = createVerifyHumanProofHook({ verifier: registry(paired), challengeNonces: after });
     const issuedAt = new Date().toISOString();
-    const terms = { domain: "api.example.com", uri: RESOURCE, issuedAt };
-    for (const nonce of [before.issue(terms), after.issue(terms)]) {
+    const terms = { domain: "api.example.com", uri: RESOURCE };
+    const at = Date.parse(issuedAt);
+    for (const nonce of [before.issue(terms, at), after.issue(terms, at)]) {
       expect(await hook(context(gated(), await sign(agent, { nonce, issuedAt })))).toBeUndefined();
     }
     const retired = createVerifyHumanProofHook({
@@ -182,7 +183,7 @@ describe("createVerifyHumanProofHook", () => {
       challengeNonces: createChallengeNonces({ keys: [newKey] }),
     });
     expect(
-      await retired(context(gated(), await sign(agent, { nonce: before.issue(terms), issuedAt }))),
+      await retired(context(gated(), await sign(agent, { nonce: before.issue(terms, at), issuedAt }))),
     ).toEqual({
       abort: true,
       reason: "unknown_or_expired_nonce",

@@ -11,17 +11,17 @@ import { HUMAN_PROOF } from "../common/constants.ts";
 import { eventsOf, refundThrough, sequentialAdmissions } from "./admissions.ts";
 import { type ChallengeNonces, createChallengeNonces } from "./challenge-nonces.ts";
 import { expectedSigningTerms } from "./extension.ts";
-import { InMemoryNonceStore } from "./memory-stores.ts";
+import { InMemoryUsedNonceStore } from "./memory-stores.ts";
 import { admittedProofNonceOf, proofText, requiredAttestationsOf } from "./payment-proof.ts";
 import type {
   HumanProofEvent,
   HumanUsageStorage,
-  NonceStore,
   OnHumanProofEvent,
   PoUVerifier,
   PoUVerifierOptions,
   ProofAdmission,
   ProofAdmissions,
+  UsedNonceStore,
 } from "./types.ts";
 import { createPoUVerifier } from "./verifier.ts";
 import { type HumanProofRefusalReason, parseIsoDate, verifyProof } from "./verify-request.ts";
@@ -52,7 +52,7 @@ export type CreateVerifyHumanProofHookOptions = {
   /** Required when any `accepts` entry sets `extra.maxUse`, unless `admissions` takes the uses. */
   storage?: HumanUsageStorage;
   /** Where used nonces are remembered; default an in-memory store (one process only, development). */
-  nonceStore?: NonceStore;
+  nonceStore?: UsedNonceStore;
   /**
    * Takes nonce, use and events in one atomic step, and gives a failed request's use back (`refund`); default
    * `nonceStore`, then `storage`, one after another.
@@ -105,7 +105,7 @@ export function createVerifyHumanProofHook(
   const verifier = options.verifier ?? createPoUVerifier(options.verifierOptions ?? {});
   const admissions =
     options.admissions ??
-    sequentialAdmissions({ nonceStore: options.nonceStore ?? new InMemoryNonceStore(), storage });
+    sequentialAdmissions({ nonceStore: options.nonceStore ?? new InMemoryUsedNonceStore(), storage });
   const maxAgeMs = (options.maxProofAgeSeconds ?? DEFAULT_MAX_PROOF_AGE_SECONDS) * 1000;
   const nonces = options.challengeNonces ?? createChallengeNonces();
 
@@ -137,8 +137,10 @@ export function createVerifyHumanProofHook(
           const now = Date.now();
           if (issuedAt > now + CLOCK_SKEW_MS) return "invalid_issued_at";
           if (now - issuedAt > maxAgeMs) return "message_expired";
-          const terms = { domain: proof.domain, uri: proof.uri as string, issuedAt: proof.issuedAt };
-          if (!nonces.issued(proof.nonce, terms)) return "unknown_or_expired_nonce";
+          // The nonce carries the issue time it was bound to: a proof cannot move it to stretch its lifetime.
+          const issued = nonces.issuedAt(proof.nonce, { domain: proof.domain, uri: proof.uri as string });
+          if (issued === undefined || new Date(issued).toISOString() !== proof.issuedAt)
+            return "unknown_or_expired_nonce";
           const payer = payerOf(paymentPayload.payload);
           if (!expected.payerMayDiffer && payer?.toLowerCase() !== signer.toLowerCase())
             return "payer_not_signer";

@@ -57,7 +57,7 @@ export {
   type RollbackHookOptions,
 } from "./hooks.ts";
 export { type CachingPoUVerifier, cachePositiveLookups, type LookupCacheOptions } from "./lookup-cache.ts";
-export { InMemoryHumanUsageStorage, InMemoryNonceStore } from "./memory-stores.ts";
+export { InMemoryHumanUsageStorage, InMemoryUsedNonceStore } from "./memory-stores.ts";
 export {
   type Authorization,
   DUPLICATE_PAYMENT,
@@ -79,6 +79,7 @@ export {
 } from "./payment-reservations.ts";
 export { DEFAULT_PAYWALL_HTML, paywallInstructions } from "./paywall.ts";
 export { PublicHTTPResourceServer, type PublicHTTPResourceServerOptions } from "./public-http-server.ts";
+export { HumanProofResourceServer } from "./resource-server.ts";
 export { settleBeforeHandlerUnlessGet } from "./settle-before-handler.ts";
 export { type Stablecoin, stablecoinMoneyParser } from "./stablecoin.ts";
 export type {
@@ -89,12 +90,12 @@ export type {
   HumanUsageStorage,
   HumanVerifiedEvent,
   MaxUseExceededEvent,
-  NonceStore,
   OnHumanProofEvent,
   PoUVerifier,
   PoUVerifierOptions,
   ProofAdmission,
   ProofAdmissions,
+  UsedNonceStore,
 } from "./types.ts";
 export { createPoUVerifier } from "./verifier.ts";
 export {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InMemoryHumanUsageStorage, InMemoryNonceStore } from "./memory-stores.ts";
+import { InMemoryHumanUsageStorage, InMemoryUsedNonceStore } from "./memory-stores.ts";
 import { paywallInstructions } from "./paywall.ts";
 
 describe("InMemoryHumanUsageStorage", () => {
@@ -15,10 +15,10 @@ describe("InMemoryHumanUsageStorage", () => {
   });
 });
 
-describe("InMemoryNonceStore", () => {
+describe("InMemoryUsedNonceStore", () => {
   it("accepts a nonce once, and forgets it after it expires", async () => {
     let now = 1_000;
-    const store = new InMemoryNonceStore(() => now);
+    const store = new InMemoryUsedNonceStore(() => now);
     expect(await store.consume("n", new Date(2_000))).toBe(true);
     expect(await store.consume("n", new Date(2_000))).toBe(false);
     now = 2_000;

@@ -1,4 +1,4 @@
-import type { HumanUsageStorage, NonceStore } from "./types.ts";
+import type { HumanUsageStorage, UsedNonceStore } from "./types.ts";
 
 /**
  * Development only: counters live in this process, are lost on restart and are not shared between
@@ -30,7 +30,7 @@ export class InMemoryHumanUsageStorage implements HumanUsageStorage {
 }
 
 /** Development only: used nonces are remembered by this process alone, until their proof is too old anyway. */
-export class InMemoryNonceStore implements NonceStore {
+export class InMemoryUsedNonceStore implements UsedNonceStore {
   private readonly used = new Map<string, number>();
 
   private readonly now: () => number;

@@ -50,11 +50,15 @@ export interface HumanUsageStorage {
   decrementIfAboveZero(humanId: string, scope: string): Promise<number | null>;
 }
 
-/** Remembers which proof nonces were used, so a captured proof is accepted once. */
-export interface NonceStore {
+/**
+ * Remembers which challenge nonces were redeemed, so a captured proof is accepted once. Issued nonces are never
+ * stored (`ChallengeNonces` recognises them by their MAC): a row exists only per redeemed nonce, until it expires.
+ */
+export interface UsedNonceStore {
   /**
    * Marks `nonce` used; true when it had not been used before. `expiresAt` is when a proof with this nonce
-   * is refused for age anyway, so the store may forget the nonce after it. Must be atomic across instances.
+   * is refused for age anyway, so the store may forget the nonce after it. Must be one atomic step across
+   * instances (a unique key, never a read then a write).
    */
   consume(nonce: string, expiresAt: Date): Promise<boolean>;
 }
@@ -93,7 +97,7 @@ export type AdmissionOutcome = {
 /**
  * Consumes a proof's nonce and, only when it was fresh, takes the use and records the admission's events (plus
  * `max_use_exceeded` when the use is refused), as one atomic step: a store that implements it (one statement
- * in Postgres, say: `PostgresHumanProofStore` of `@humanpass/human-proof/postgres`) replaces a `NonceStore`,
+ * in Postgres, say: `PostgresHumanProofStore` of `@humanpass/human-proof/postgres`) replaces a `UsedNonceStore`,
  * `HumanUsageStorage.incrementIfBelow` and an event write, three round trips, by one. The hook still passes every
  * event to `onEvent` afterwards.
  */

@@ -11,7 +11,7 @@ import { serve } from "@hono/node-server";
 import { freePort } from "@humanpass/testing";
 import { installPaymentGate } from "@humanpass/x402-fastify";
 import type { PaymentOption } from "@x402/core/http";
-import { type RoutesConfig, x402ResourceServer } from "@x402/core/server";
+import type { RoutesConfig, x402ResourceServer } from "@x402/core/server";
 import type { Network } from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
 import { paymentMiddlewareFromHTTPServer as expressPayments } from "@x402/express";
@@ -24,6 +24,7 @@ import {
   configureHumanProofServer,
   DEFAULT_AGENT_OWNERSHIP_SCHEMA,
   declareHumanProofExtension,
+  HumanProofResourceServer,
   PublicHTTPResourceServer,
 } from "../../src/server/index.ts";
 import { ASSET, NETWORK, type ScriptedFacilitator } from "./paid-http-server.ts";
@@ -102,7 +103,7 @@ export async function startDocsServer(
   options: ConfigureHumanProofServerOptions,
   handlers = new Handlers(),
 ): Promise<DocsServer> {
-  const resourceServer = new x402ResourceServer(facilitator).register(NETWORK, new ExactEvmScheme());
+  const resourceServer = new HumanProofResourceServer(facilitator).register(NETWORK, new ExactEvmScheme());
   configureHumanProofServer(resourceServer, options);
   const listening = await listen(framework, resourceServer, handlers);
   return { ...listening, handlers };

@@ -13,9 +13,10 @@ import type {
   PaywallProvider,
   RoutesConfig,
 } from "@x402/core/server";
-import { x402HTTPResourceServer, x402ResourceServer } from "@x402/core/server";
+import { x402HTTPResourceServer, type x402ResourceServer } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
+import { HumanProofResourceServer } from "../../src/server/index.ts";
 
 export const NETWORK = "eip155:45056";
 export const ASSET = "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238";
@@ -84,7 +85,7 @@ export async function startPaidHttpServer(
   configure: (server: x402ResourceServer) => void,
   paywall?: PaywallProvider,
 ): Promise<PaidHttpServer> {
-  const resourceServer = new x402ResourceServer(facilitator).register(NETWORK, new ExactEvmScheme());
+  const resourceServer = new HumanProofResourceServer(facilitator).register(NETWORK, new ExactEvmScheme());
   configure(resourceServer);
   const httpServer = new x402HTTPResourceServer(resourceServer, routes);
   if (paywall) httpServer.registerPaywallProvider(paywall);

@@ -1,12 +1,15 @@
 import type { HumanLookup } from "@humanpass/attestations-client";
 import { agentDidFromAddress, recoverMessageSigner } from "@humanpass/human-proof";
 import type { Logger } from "@humanpass/telemetry";
-import type { NonceStore } from "../nonces/nonce-store.ts";
+import type { PublicTerms } from "../config.ts";
+import { directChallengeMessage } from "../nonces/challenges.ts";
+import type { ClaimNonces } from "../nonces/claim-nonces.ts";
 import type { ClaimRecorder } from "./accept-claim.ts";
 import { refuse } from "./refusals.ts";
 
 export interface DirectClaimDeps {
-  nonces: NonceStore;
+  terms: PublicTerms;
+  nonces: ClaimNonces;
   resolver: HumanLookup;
   recorder: ClaimRecorder;
   logger: Logger;
@@ -24,13 +27,14 @@ function stringField(body: unknown, name: string): string | undefined {
  * the ownership record listed for that address, its human's nullifier. Only the signature is trusted.
  */
 export function directClaim(deps: DirectClaimDeps): (body: unknown) => Promise<DirectClaimResult> {
-  const { nonces, resolver, recorder, logger } = deps;
+  const { terms, nonces, resolver, recorder, logger } = deps;
   return async (body) => {
     const nonce = stringField(body, "nonce");
-    const issued = nonce ? await nonces.consume(nonce, "direct") : null;
+    const issued = nonce ? await nonces.redeem(nonce, "direct") : null;
     if (!issued) throw refuse.unknownOrExpiredNonce();
 
-    const signer = await recoverMessageSigner(issued.message, stringField(body, "signature"));
+    const message = directChallengeMessage(terms, issued.nonce, issued.issuedAt, issued.expiresAt);
+    const signer = await recoverMessageSigner(message, stringField(body, "signature"));
     if (!signer) throw refuse.invalidSignature();
     const agentDid = agentDidFromAddress(signer);
 

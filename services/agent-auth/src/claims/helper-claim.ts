@@ -3,13 +3,14 @@ import { type HumanProofChallenge, type PoUVerifier, verifyHumanProofRequest } f
 import { addressFromDid } from "@humanpass/identity";
 import type { Logger } from "@humanpass/telemetry";
 import type { PublicTerms } from "../config.ts";
-import type { NonceStore } from "../nonces/nonce-store.ts";
+import { helperChallenge } from "../nonces/challenges.ts";
+import type { ClaimNonces } from "../nonces/claim-nonces.ts";
 import type { ClaimRecorder } from "./accept-claim.ts";
 import { refuse } from "./refusals.ts";
 
 export interface HelperClaimDeps {
   terms: PublicTerms;
-  nonces: NonceStore;
+  nonces: ClaimNonces;
   resolver: HumanLookup;
   recorder: ClaimRecorder;
   logger: Logger;
@@ -83,9 +84,9 @@ export function helperClaim(deps: HelperClaimDeps): (header: string) => Promise<
     if (header.trim() === "") throw refuse.missingHeader();
     const proof = parseHeader(header);
     if (!proof) throw refuse.invalidHeader();
-    const issued = await nonces.consume(proof.nonce, "helper");
+    const issued = await nonces.redeem(proof.nonce, "helper");
     if (!issued) throw refuse.unknownOrExpiredNonce();
-    const challenge = JSON.parse(issued.message) as HumanProofChallenge;
+    const challenge = helperChallenge(terms, issued.nonce, issued.issuedAt, issued.expiresAt);
     if (
       differs(proof.domain, terms.domain) ||
       differs(proof.uri, terms.resource) ||

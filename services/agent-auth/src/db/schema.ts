@@ -4,12 +4,10 @@ import type { OutboxTables } from "@humanpass/event-bus";
 /** The route that issued a nonce; a nonce is accepted only on its own path. */
 export type ClaimPath = "helper" | "direct";
 
-export interface NoncesTable {
+/** A redeemed nonce (`USED_NONCES_SQL` of `@humanpass/human-proof/postgres`), kept until it expires. */
+export interface UsedProofNoncesTable {
   nonce: string;
-  path: ClaimPath;
-  /** The challenge JSON (helper path) or the exact text to sign (direct path). */
-  message: string;
-  issued_at: Date;
+  expires_at: Date;
 }
 
 /** Claims made under the one-claim-per-human policy: one row per human. */
@@ -23,7 +21,7 @@ export interface HumanClaimsTable {
 }
 
 export interface AgentAuthDb extends OutboxTables {
-  nonces: NoncesTable;
+  used_proof_nonces: UsedProofNoncesTable;
   human_claims: HumanClaimsTable;
 }
 

@@ -24,12 +24,7 @@ export function directChallengeMessage(
 }
 
 /** The helper-path challenge (spec 3 `Challenge`), in the shape `signHumanProofChallengeEVM` takes. */
-export function helperChallenge(
-  terms: PublicTerms,
-  nonce: string,
-  issuedAt: Date,
-  expiresAt: Date,
-): HumanProofChallenge {
+export function helperChallenge(terms: PublicTerms, nonce: string, issuedAt: Date, expiresAt: Date) {
   return {
     info: {
       domain: terms.domain,
@@ -42,6 +37,6 @@ export function helperChallenge(
       resources: [terms.resource],
       requiredAttestations: [terms.ownershipSchema],
     },
-    supportedChains: [{ chainId: terms.chainId, type: "eip191" }],
-  };
+    supportedChains: [{ chainId: terms.chainId, type: "eip191" as const }],
+  } satisfies HumanProofChallenge;
 }

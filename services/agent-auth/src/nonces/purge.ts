@@ -1,8 +1,10 @@
 import type { PeriodicJob } from "@humanpass/service";
-import type { NonceStore } from "./nonce-store.ts";
 
-/** Nonces past their lifetime, every `intervalMs` (NONCE_PURGE_INTERVAL_MS). */
-export function noncePurgeJob(nonces: NonceStore, intervalMs: number): PeriodicJob {
+/** Nonce redemptions past their lifetime, every `intervalMs` (NONCE_PURGE_INTERVAL_MS). */
+export function noncePurgeJob(
+  redemptions: { purgeExpired(now?: Date, limit?: number): Promise<number> },
+  intervalMs: number,
+): PeriodicJob {
   return {
     name: "expired nonces",
     counter: {
@@ -10,6 +12,6 @@ export function noncePurgeJob(nonces: NonceStore, intervalMs: number): PeriodicJ
       description: "Challenge nonces deleted past their lifetime",
     },
     intervalMs,
-    deleteBatch: (limit) => nonces.purgeExpired(limit),
+    deleteBatch: (limit) => redemptions.purgeExpired(new Date(), limit),
   };
 }

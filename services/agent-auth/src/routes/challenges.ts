@@ -1,7 +1,7 @@
 import { type HttpApp, Type } from "@humanpass/http";
 import type { PublicTerms } from "../config.ts";
 import { directChallengeMessage, helperChallenge } from "../nonces/challenges.ts";
-import type { NonceStore } from "../nonces/nonce-store.ts";
+import type { ClaimNonces } from "../nonces/claim-nonces.ts";
 
 const SupportedChain = Type.Object({ chainId: Type.String(), type: Type.String() });
 
@@ -23,7 +23,7 @@ const HelperChallenge = Type.Object({
 const DirectChallenge = Type.Object({ nonce: Type.String(), message: Type.String() });
 
 /** Helper path `GET /api/v1/instructions` and direct path `GET /api/v1/challenge`: a fresh nonce each call. */
-export function challengeRoutes(app: HttpApp, deps: { terms: PublicTerms; nonces: NonceStore }): void {
+export function challengeRoutes(app: HttpApp, deps: { terms: PublicTerms; nonces: ClaimNonces }): void {
   const { terms, nonces } = deps;
 
   app.get(
@@ -35,11 +35,9 @@ export function challengeRoutes(app: HttpApp, deps: { terms: PublicTerms; nonces
       },
     },
     async (_request, reply) => {
-      const issued = await nonces.issue("helper", (nonce, issuedAt, expiresAt) =>
-        JSON.stringify(helperChallenge(terms, nonce, issuedAt, expiresAt)),
-      );
+      const { nonce, issuedAt, expiresAt } = nonces.issue("helper");
       reply.header("cache-control", "no-store");
-      return JSON.parse(issued.message);
+      return helperChallenge(terms, nonce, issuedAt, expiresAt);
     },
   );
 
@@ -52,11 +50,9 @@ export function challengeRoutes(app: HttpApp, deps: { terms: PublicTerms; nonces
       },
     },
     async (_request, reply) => {
-      const issued = await nonces.issue("direct", (nonce, issuedAt, expiresAt) =>
-        directChallengeMessage(terms, nonce, issuedAt, expiresAt),
-      );
+      const { nonce, issuedAt, expiresAt } = nonces.issue("direct");
       reply.header("cache-control", "no-store");
-      return { nonce: issued.nonce, message: issued.message };
+      return { nonce, message: directChallengeMessage(terms, nonce, issuedAt, expiresAt) };
     },
   );
 }

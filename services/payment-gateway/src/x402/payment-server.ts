@@ -5,6 +5,7 @@ import {
   guardPayments,
   HUMAN_PROOF,
   type HumanProofEvent,
+  HumanProofResourceServer,
   type PaymentReservations,
   type PoUVerifier,
   type ProofAdmissions,
@@ -17,7 +18,6 @@ import {
   type RouteConfig,
   type RoutesConfig,
   x402HTTPResourceServer,
-  x402ResourceServer,
 } from "@x402/core/server";
 import type { Network } from "@x402/core/types";
 import { convertToTokenAmount } from "@x402/core/utils";
@@ -69,7 +69,7 @@ export function requiredAttestationsOf(tier: TierConfig): string[] {
  */
 export function createPaymentServer(options: PaymentServerOptions): x402HTTPResourceServer {
   const { routesFile, events, verifier } = options;
-  const server = new x402ResourceServer(options.facilitator);
+  const server = new HumanProofResourceServer(options.facilitator);
   for (const network of networksOf(routesFile)) {
     const scheme = new ExactEvmScheme();
     const asset = routesFile.assets[network];
