@@ -1,6 +1,4 @@
 import { randomBytes } from "node:crypto";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import pg from "pg";
@@ -12,8 +10,15 @@ export { type OwnNatsServer, startOwnNatsServer } from "./nats-server.ts";
 export { freePort } from "./ports.ts";
 export { type OwnPostgres, PostgresWorkDir, runPostgresProgram } from "./postgres-server.ts";
 export { parseExposition, type Sample, sampleValue, unboundedLabels } from "./prometheus.ts";
-
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+export { startServiceMain } from "./service-main.ts";
+export {
+  REPO_ROOT,
+  type ServiceProcess,
+  type ServiceProcessOptions,
+  spawnServiceProcess,
+  startServiceProcess,
+  waitUntilReady,
+} from "./service-process.ts";
 
 export function testDatabaseUrl(): string {
   return inject("databaseUrl");

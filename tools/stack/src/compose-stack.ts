@@ -4,9 +4,9 @@
 // the `devnet ready` line of its log.
 import path from "node:path";
 import { didFromAddress } from "@humanpass/identity";
+import { REPO_ROOT } from "@humanpass/testing/service-process";
 import { type DevnetSummary, devnetSummary } from "./compose-devnet.ts";
 import { recordDemoHumans } from "./demo-humans.ts";
-import { REPO_ROOT } from "./processes.ts";
 import { DEMO_NULLIFIER_SESSION_ID, SERVICE_NAMES, type ServiceName } from "./stack.ts";
 import { STACK_FILE, writeStackFile } from "./stack-file.ts";
 
