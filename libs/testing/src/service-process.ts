@@ -18,6 +18,8 @@ export interface ServiceProcessOptions {
    */
   entry: string;
   env: Record<string, string>;
+  /** Node options before the script (a profiler's, say). */
+  nodeArgs?: string[];
   /** The child's environment starts from this process's (default) or from PATH and HOME alone. */
   baseEnv?: "inherit" | "minimal";
   /** Its origin, where /readyz is asked. */
@@ -62,7 +64,7 @@ export function spawnServiceProcess(options: ServiceProcessOptions): ServiceProc
     options.baseEnv === "minimal"
       ? { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" }
       : process.env;
-  const child = spawn(process.execPath, [...flags, entry], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...flags, entry], {
     cwd: REPO_ROOT,
     env: { ...base, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
