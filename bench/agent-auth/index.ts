@@ -9,14 +9,10 @@
 // with the services they measure.
 //   BENCH_SECONDS (default 10) per level, BENCH_CONCURRENCY (default 8,16,32), BENCH_AGENTS (default 64),
 //   BENCH_PROFILE_DIR (the services write V8 CPU profiles there).
-
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import { createRequire } from "node:module";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { dropDatabase, ensureDatabase } from "@humanpass/db";
 import {
   connectNats,
@@ -32,6 +28,7 @@ import {
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
 import { sleep } from "@humanpass/retry";
 import { freePort } from "@humanpass/testing/ports";
+import { type ServiceProcess, startServiceProcess } from "@humanpass/testing/service-process";
 import { jetstream } from "@nats-io/jetstream";
 import pino from "pino";
 import { bytesToHex, encodeAbiParameters, getAddress, type Hex, hashMessage, hexToBytes } from "viem";
@@ -40,7 +37,6 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const LEVELS = (process.env.BENCH_CONCURRENCY ?? "8,16,32").split(",").map(Number);
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 64);
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const logger = pino({ level: "warn" });
 
 const dbUrl = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
@@ -119,38 +115,22 @@ function call(url: string, body?: unknown): Promise<{ status: number; body: any 
   });
 }
 
-const children: ChildProcess[] = [];
+const services: ServiceProcess[] = [];
 
-function startService(name: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(
-    process.execPath,
-    [
-      ...profileArgs,
-      "--conditions=@humanpass/source",
-      fileURLToPath(import.meta.resolve(`@humanpass/${name}/main`)),
-    ],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: databaseUrl,
-        NATS_URL: natsUrl,
-        EVENTS_PREFIX: prefix,
-        LOG_LEVEL: "warn",
-        ...env,
-      },
-      stdio: ["ignore", "ignore", "inherit"],
-    },
-  );
-  children.push(child);
-  return child;
-}
-
-async function stopService(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  await exited;
+/** `@humanpass/<name>/main` from its sources; resolves once /readyz answers 200. */
+async function startService(
+  name: string,
+  env: Record<string, string> & { PORT: string },
+): Promise<ServiceProcess> {
+  const service = await startServiceProcess({
+    name,
+    entry: `services/${name}/src/main.ts`,
+    nodeArgs: profileArgs,
+    url: `http://127.0.0.1:${env.PORT}`,
+    env: { DATABASE_URL: databaseUrl, NATS_URL: natsUrl, EVENTS_PREFIX: prefix, LOG_LEVEL: "warn", ...env },
+  });
+  services.push(service);
+  return service;
 }
 
 async function until<T>(
@@ -170,8 +150,6 @@ async function until<T>(
     await sleep(100);
   }
 }
-
-const ready = (url: string) => until(`${url}/readyz`, async () => (await fetch(`${url}/readyz`)).ok);
 
 /** CPU time (user + system) a process has used, in ms, from /proc (Linux); undefined elsewhere. */
 function cpuMs(pid: number | undefined): number | undefined {
@@ -200,8 +178,11 @@ try {
   // The attestations API, filled with AGENTS agents, each paired with its own human.
   const apiPort = await freePort();
   const apiUrl = `http://127.0.0.1:${apiPort}`;
-  startService("attestations-api", { PORT: String(apiPort), HOST: "127.0.0.1", RATE_LIMIT_ENABLED: "false" });
-  await ready(apiUrl);
+  await startService("attestations-api", {
+    PORT: String(apiPort),
+    HOST: "127.0.0.1",
+    RATE_LIMIT_ENABLED: "false",
+  });
 
   const schemaId = hex32();
   const relay = privateKeyToAccount(generatePrivateKey()).address;
@@ -256,7 +237,7 @@ try {
   for (const cache of [true, false]) {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const service = startService("agent-auth", {
+    const service = await startService("agent-auth", {
       PORT: String(port),
       HOST: "127.0.0.1",
       PUBLIC_URL: "https://agents.bench.example",
@@ -266,7 +247,6 @@ try {
       RATE_LIMIT_MAX: "1000000000",
       DB_POOL_MAX: "20",
     });
-    await ready(url);
 
     const claim = async (n: number): Promise<number> => {
       const signer = agents[n % agents.length]!;
@@ -288,7 +268,7 @@ try {
       const latencies: number[] = [];
       let failures = 0;
       let next = 0;
-      const cpuBefore = cpuMs(service.pid);
+      const cpuBefore = cpuMs(service.child.pid);
       const started = performance.now();
       const deadline = started + SECONDS * 1000;
       await Promise.all(
@@ -304,7 +284,7 @@ try {
         }),
       );
       const elapsed = (performance.now() - started) / 1000;
-      const cpuAfter = cpuMs(service.pid);
+      const cpuAfter = cpuMs(service.child.pid);
       const cpuPerClaim =
         cpuBefore === undefined || cpuAfter === undefined
           ? ""
@@ -317,7 +297,7 @@ try {
       );
       process.stdout.write(`${results.at(-1)}\n`);
     }
-    await stopService(service);
+    await service.stop();
   }
 
   const events = await (await jetstreamManager(nats)).streams.info(streamName(topology, "AGENT_AUTH"));
@@ -326,7 +306,7 @@ try {
       `  events published to ${streamName(topology, "AGENT_AUTH")}: ${events.state.messages}\n`,
   );
 } finally {
-  for (const child of children) await stopService(child);
+  for (const service of services) await service.stop();
   await deletePrefixedStreams(await jetstreamManager(nats), { prefix });
   await nats.close();
   await dropDatabase(databaseUrl);

@@ -34,15 +34,9 @@ import {
 import { deletePrefixedStreams, jetstreamManager } from "@humanpass/event-bus";
 import { subscribe } from "@humanpass/events";
 import { sleep } from "@humanpass/retry";
-import {
-  randomPrefix,
-  type ServiceProcess,
-  type Stack,
-  startServiceProcess,
-  startStack,
-  waitUntilReady,
-} from "@humanpass/stack";
+import { randomPrefix, type Stack, startStack } from "@humanpass/stack";
 import { freePort } from "@humanpass/testing/ports";
+import { type ServiceProcess, startServiceProcess } from "@humanpass/testing/service-process";
 import { connect } from "@nats-io/transport-node";
 import { type Hex, parseEventLogs, zeroHash } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
@@ -211,7 +205,7 @@ async function main() {
   for (let i = 0; i < 2; i++) {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const replica = startServiceProcess({
+    const replica = await startServiceProcess({
       name: `payment-gateway-${i + 1}`,
       entry: "services/payment-gateway/dist/service.js",
       env: {
@@ -224,10 +218,9 @@ async function main() {
         HUMAN_PROOF_NONCE_KEYS: NONCE_KEY,
       },
       url,
-      log: (service, line) => process.stdout.write(`${service} | ${line}\n`),
+      log: (line) => process.stdout.write(`payment-gateway-${i + 1} | ${line}\n`),
     });
     replicas.push(replica);
-    await waitUntilReady(replica);
   }
 
   const loadBefore = loadavg();

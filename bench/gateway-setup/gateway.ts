@@ -2,18 +2,11 @@
 // the services started as child processes from their sources, the attestations API's read model filled directly
 // (one ownership record and one nullifier per agent), a gateway routes file with a standard and a human tier, and
 // payment headers made as an x402 client makes them. Not a benchmark itself (no index.ts): bench/run.ts skips it.
-
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import {
-  applyAttestationRecorded,
-  applyUniquenessVerified,
-  migrations as attestationsMigrations,
-} from "@humanpass/attestations-api";
+import { migrations as attestationsMigrations, createReadModelSeeder } from "@humanpass/attestations-api";
 import { createDb, dropDatabase, ensureDatabase, migrateToLatest } from "@humanpass/db";
 import { applyTopologyAt, deletePrefixedStreams, jetstreamManager } from "@humanpass/event-bus";
 import {
@@ -22,18 +15,15 @@ import {
   extractHumanProofChallenge,
   signHumanProofChallengeEVMUnchecked,
 } from "@humanpass/human-proof";
-import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
-import { sleep } from "@humanpass/retry";
 import { freePort } from "@humanpass/testing/ports";
+import { type ServiceProcess, startServiceProcess } from "@humanpass/testing/service-process";
 import { connect } from "@nats-io/transport-node";
 import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
-import { getAddress, keccak256, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const NETWORK = "eip155:45056";
 export const USDC = "0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9";
 
@@ -60,7 +50,7 @@ export interface GatewayBench {
   prefix: string;
   routesFile: string;
   /** The services started, in order. */
-  children: ChildProcess[];
+  processes: ServiceProcess[];
   /** Starts `@humanpass/<service>/main` from its sources and resolves with its URL once `/readyz` answers 200. */
   startService(service: string, env: Record<string, string>, nodeArgs?: string[]): Promise<string>;
   /** Stops the services, then removes what the run created: its database, its streams and the routes file. */
@@ -79,57 +69,35 @@ export async function prepareGatewayBench(name: string, agents: `0x${string}`[])
   const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
   const prefix = `bench${randomBytes(4).toString("hex")}`;
   const routesFile = path.join(tmpdir(), `${prefix}-routes.json`);
-  const children: ChildProcess[] = [];
+  const processes: ServiceProcess[] = [];
 
   const startService = async (service: string, env: Record<string, string>, nodeArgs: string[] = []) => {
     const port = await freePort();
-    const child = spawn(
-      process.execPath,
-      [
-        ...nodeArgs,
-        "--conditions=@humanpass/source",
-        fileURLToPath(import.meta.resolve(`@humanpass/${service}/main`)),
-      ],
-      {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          DATABASE_URL: databaseUrl,
-          NATS_URL: natsUrl,
-          EVENTS_PREFIX: prefix,
-          LOG_LEVEL: "warn",
-          PORT: String(port),
-          HOST: "127.0.0.1",
-          PUBLIC_URL: `http://127.0.0.1:${port}`,
-          ...env,
-        },
-        stdio: ["ignore", "inherit", "inherit"],
-      },
-    );
-    children.push(child);
     const url = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 90_000;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`${service} exited with ${child.exitCode}`);
-      try {
-        if ((await fetch(`${url}/readyz`)).ok) return url;
-      } catch {}
-      if (Date.now() > deadline) throw new Error(`${service} not ready`);
-      await sleep(200);
-    }
+    const proc = await startServiceProcess({
+      name: service,
+      entry: `services/${service}/src/main.ts`,
+      nodeArgs,
+      url,
+      env: {
+        DATABASE_URL: databaseUrl,
+        NATS_URL: natsUrl,
+        EVENTS_PREFIX: prefix,
+        LOG_LEVEL: "warn",
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        PUBLIC_URL: url,
+        ...env,
+      },
+      log: (line) => process.stdout.write(`${service} | ${line}\n`),
+      readyTimeoutMs: 90_000,
+    });
+    processes.push(proc);
+    return url;
   };
 
   const cleanUp = async () => {
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise((resolve) => {
-            if (child.exitCode !== null) return resolve(undefined);
-            child.once("exit", resolve);
-            child.kill("SIGTERM");
-          }),
-      ),
-    );
+    await Promise.all(processes.map((p) => p.stop()));
     const nats = await connect({ servers: natsUrl });
     await deletePrefixedStreams(await jetstreamManager(nats), { prefix });
     await nats.close();
@@ -141,7 +109,7 @@ export async function prepareGatewayBench(name: string, agents: `0x${string}`[])
   await applyTopologyAt(natsUrl, { prefix });
   await fillReadModel(databaseUrl, agents);
   writeRoutesFile(routesFile);
-  return { databaseUrl, natsUrl, prefix, routesFile, children, startService, cleanUp };
+  return { databaseUrl, natsUrl, prefix, routesFile, processes, startService, cleanUp };
 }
 
 /**
@@ -177,40 +145,9 @@ export function writeRoutesFile(file: string, usdc: string = USDC): void {
 async function fillReadModel(databaseUrl: string, agents: `0x${string}`[]): Promise<void> {
   const db = createDb<any>({ connectionString: databaseUrl, schema: "attestations", max: 4 });
   await migrateToLatest(db, { schema: "attestations", migrations: attestationsMigrations });
-  let n = 0;
-  for (const agent of agents) {
-    n += 1;
-    const human = privateKeyToAccount(generatePrivateKey()).address;
-    await applyAttestationRecorded(db, {
-      attestationId: keccak256(toHex(`bench-${n}-${agent}`)),
-      schemaId: DEFAULT_AGENT_OWNERSHIP_SCHEMA,
-      creationTime: Math.floor(Date.now() / 1000) - 3600,
-      expirationTime: 0,
-      revocationTime: 0,
-      attesterDid: didFromAddress(human, "main"),
-      attesterIden3Id: iden3IdFromAddress(human, "main"),
-      attesterEthereumAddress: human,
-      recipientDid: didFromAddress(agent, "main"),
-      recipientIden3Id: iden3IdFromAddress(agent, "main"),
-      recipientEthereumAddress: getAddress(agent),
-      revocable: true,
-      refId: `0x${"00".repeat(32)}`,
-      data: "0x",
-      registry: "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0",
-      chainId: 45056,
-      blockNumber: n,
-      blockHash: keccak256(toHex(`block-${n}`)),
-      logIndex: 0,
-      txHash: keccak256(toHex(`tx-${n}`)),
-    });
-    await applyUniquenessVerified(db, {
-      sessionId: n,
-      nullifier: String(1_000_000 + n),
-      nullifierSessionId: "1",
-      userDid: didFromAddress(human, "main"),
-      userId: iden3IdFromAddress(human, "main"),
-      verifiedAt: new Date().toISOString(),
-    });
+  const seeder = createReadModelSeeder(db, { ownershipSchema: DEFAULT_AGENT_OWNERSHIP_SCHEMA });
+  for (const [i, agent] of agents.entries()) {
+    await seeder.pairAgent(agent, privateKeyToAccount(generatePrivateKey()).address, String(1_000_001 + i));
   }
   await db.destroy();
 }

@@ -100,7 +100,7 @@ async function main() {
       RATE_LIMIT_ENABLED: "false",
       ...metricsEnv(mode),
     });
-    pids[mode] = { api: bench.children.at(-1)!.pid!, gateway: 0 };
+    pids[mode] = { api: bench.processes.at(-1)!.child.pid!, gateway: 0 };
   }
   const gateway = {} as Record<Mode, string>;
   for (const mode of MODES) {
@@ -108,7 +108,7 @@ async function main() {
       ...gatewayEnv(bench, api[mode]),
       ...metricsEnv(mode),
     });
-    pids[mode].gateway = bench.children.at(-1)!.pid!;
+    pids[mode].gateway = bench.processes.at(-1)!.child.pid!;
   }
 
   const lookups = (count: number): RequestInit[] => Array.from({ length: count }, () => ({}));

@@ -58,7 +58,7 @@ type CpuReading = Record<keyof Cpu, Map<string, number>>;
 function cpuNow(): CpuReading {
   const { user, system } = process.cpuUsage();
   return {
-    gateway: new Map([["gateway", processCpuMs(bench?.children[1]?.pid ?? 0)]]),
+    gateway: new Map([["gateway", processCpuMs(bench?.processes[1]?.child.pid ?? 0)]]),
     postgres: namedCpuMs("postgres", bench ? new URL(bench.databaseUrl).pathname.slice(1) : undefined),
     nats: namedCpuMs("nats-server"),
     client: new Map([["client", (user + system) / 1000]]),

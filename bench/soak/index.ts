@@ -9,8 +9,8 @@
 // and the leak checks). Needs the bundles (`make build`).
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { REPO_ROOT } from "@humanpass/stack";
 import { checked, formatReport, judged, ratesFromEnv, runSoak } from "@humanpass/stack/soak";
+import { REPO_ROOT } from "@humanpass/testing/service-process";
 
 const env = process.env;
 const log = (line: string) => process.stdout.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);

@@ -14,8 +14,9 @@ import path from "node:path";
 import { dropDatabase, ensureDatabase } from "@humanpass/db";
 import { connectNats, deletePrefixedStreams, jetstreamManager } from "@humanpass/event-bus";
 import { sleep } from "@humanpass/retry";
-import { REPO_ROOT, randomPrefix, SERVICE_NAMES, type ServiceName, startStack } from "@humanpass/stack";
+import { randomPrefix, SERVICE_NAMES, type ServiceName, startStack } from "@humanpass/stack";
 import { freePort } from "@humanpass/testing/ports";
+import { REPO_ROOT } from "@humanpass/testing/service-process";
 import pino from "pino";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);

@@ -8,17 +8,19 @@
 import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
-import { REPO_ROOT, testTopology } from "@humanpass/testing";
+import { type NatsCluster, REPO_ROOT, startNatsCluster, testTopology } from "@humanpass/testing";
 import type { JetStreamManager, StreamConfig } from "@nats-io/jetstream";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  connectNats,
   DEFAULT_RETENTION,
   deadLetterStreamName,
   ensureDeadLetterStream,
   ensureDurable,
   ensureStreams,
   jetstreamManager,
+  type NatsConnection,
   RETENTION_TARGETS,
   type RetentionTarget,
   retentionFromEnv,
@@ -27,7 +29,6 @@ import {
   streamName,
   waitForStreams,
 } from "../src/index.ts";
-import { type NatsCluster, startNatsCluster } from "./support/nats-cluster.ts";
 
 const DAY_NS = 86_400_000 * 1_000_000;
 const MIB = 1024 ** 2;
@@ -37,6 +38,7 @@ const nameOf = (target: RetentionTarget) =>
   target === "DEAD_LETTERS" ? deadLetterStreamName(topology) : streamName(topology, target);
 
 let cluster: NatsCluster;
+let nats: NatsConnection;
 let jsm: JetStreamManager;
 
 /** The migration Job's topology step, as its init container runs it (plain node, environment only). */
@@ -48,7 +50,14 @@ async function topologyStep(env: Record<string, string>, args: string[] = []) {
       path.join(REPO_ROOT, "deploy/k8s/base/migrations/topology.mjs"),
       ...args,
     ],
-    { env: { PATH: process.env.PATH ?? "", NATS_URL: cluster.url, EVENTS_PREFIX: topology.prefix, ...env } },
+    {
+      env: {
+        PATH: process.env.PATH ?? "",
+        NATS_URL: cluster.servers,
+        EVENTS_PREFIX: topology.prefix,
+        ...env,
+      },
+    },
   );
 }
 
@@ -60,13 +69,15 @@ async function configs(): Promise<Record<string, StreamConfig>> {
 
 beforeAll(async () => {
   cluster = await startNatsCluster(3);
-  jsm = await jetstreamManager(await cluster.connect());
+  nats = await connectNats(cluster.servers, pino({ level: "silent" }), "retention-test");
+  jsm = await jetstreamManager(nats);
   // What an earlier release left: every stream at one replica, keeping everything.
   await ensureStreams(jsm, topology, ALL);
   await ensureDeadLetterStream(jsm, topology);
 }, 120_000);
 
 afterAll(async () => {
+  await nats?.close();
   await cluster?.stop();
 });
 

@@ -1,31 +1,17 @@
 import { CommonEnv, loadConfig, refusePlaceholdersInProduction, splitList } from "@humanpass/config";
-import {
-  createDb,
-  createPool,
-  ensureDatabase,
-  type Kysely,
-  kyselyOn,
-  type Migration,
-  migrateToLatest,
-  observePool,
-  type Pool,
-  pingDb,
-} from "@humanpass/db";
+import { type Kysely, type Migration, observePool, type Pool, pingDb } from "@humanpass/db";
 import {
   connectNats,
   jetstreamManager,
   type NatsConnection,
-  type OutboxRelay,
   observeJetStream,
   observeNats,
   observeOutbox,
   pingNats,
   type RunningConsumer,
   type StreamName,
-  startOutboxRelay,
   streamName,
   type Topology,
-  waitForStreams,
 } from "@humanpass/event-bus";
 import {
   type HttpApp,
@@ -43,9 +29,11 @@ import {
   startTelemetry,
 } from "@humanpass/telemetry";
 import { type Static, type TObject, Type } from "@sinclair/typebox";
+import { prepareConnections } from "./connections.ts";
 import { inboxPurgeJob, outboxPurgeJob, type PeriodicJob, startPeriodicJobs } from "./periodic-jobs.ts";
 
 export { type Clock, systemClock } from "./clock.ts";
+export { type Connections, type ConnectionsOptions, prepareConnections } from "./connections.ts";
 export type { PeriodicJob } from "./periodic-jobs.ts";
 
 export interface ServiceRuntime<C> {
@@ -177,22 +165,43 @@ export const ServiceRuntimeEnv = {
 
 const CommonEnvSchema = Type.Object({ ...CommonEnv, ...ServiceRuntimeEnv });
 
+/** A refused configuration: the service stops with exit 78, naming the variable. */
+export class ServiceConfigError extends Error {}
+
+type CommonConfig = Static<typeof CommonEnvSchema>;
+
+type Started = Awaited<ReturnType<ServiceDefinition<TObject>["start"]>>;
+
+export interface PreparedService<C = CommonConfig> {
+  name: string;
+  runtime: ServiceRuntime<C>;
+  /** What the service's `start` returned: its app (not yet listening), consumers and extra work. */
+  started: Started;
+  /** Everything to stop after HTTP has closed, in order. */
+  stop: Array<[string, () => Promise<unknown>]>;
+  /** Takes the service out of rotation (/readyz fails) while it keeps serving: the drain's first step. */
+  leaveRotation(): void;
+  telemetry: { shutdown(): Promise<void> };
+}
+
 /**
- * The one start-up sequence of every service's main.ts: config (a bad value, or a placeholder in production, stops
- * it here, naming the variable), telemetry, database and migrations, NATS and streams, outbox relay, then the service's own start;
- * SIGTERM fails /readyz at once and keeps serving for SHUTDOWN_DRAIN_MS (load balancers stop sending meanwhile), then
- * closes HTTP (waiting for requests in flight), stops consumers and the relay, drains NATS, then closes pools.
+ * Everything of a service's start-up but listening: config from `env` (a bad value, or a placeholder in
+ * production, throws `ServiceConfigError` naming the variable), telemetry, database and migrations, NATS and
+ * streams, outbox relay, then the service's own start (consumers, background work) and the periodic purges. A
+ * failure after the config is logged as fatal before it is thrown.
  */
-export async function runService<S extends TObject>(definition: ServiceDefinition<S>): Promise<void> {
+export async function prepareService<S extends TObject>(
+  definition: ServiceDefinition<S>,
+  env: Record<string, string | undefined> = process.env,
+): Promise<PreparedService<CommonConfig & Static<S>>> {
   const schema = Type.Object({ ...CommonEnvSchema.properties, ...definition.env.properties });
-  let config: Static<typeof CommonEnvSchema> & Static<S>;
+  let config: CommonConfig & Static<S>;
   try {
-    config = loadConfig(schema) as unknown as typeof config;
+    config = loadConfig(schema, env) as unknown as typeof config;
     refusePlaceholdersInProduction(config);
     definition.checkConfig?.(config);
   } catch (e) {
-    process.stderr.write(`${definition.name}: ${(e as Error).message}\n`);
-    process.exit(78);
+    throw new ServiceConfigError((e as Error).message, { cause: e });
   }
   const resource = {
     serviceName: definition.name,
@@ -205,63 +214,45 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
   routeConsoleTo(logger);
   try {
     const topology: Topology = { prefix: config.EVENTS_PREFIX };
-    // Postgres (database, migrations) and NATS (connection, streams) do not wait on each other.
-    const [, nats] = await Promise.all([
-      ensureDatabase(config.DATABASE_URL).then(async () => {
-        const applied = await migrate(config.DATABASE_URL, definition, (newer) =>
-          logger.warn(
-            { unknownMigrations: newer },
-            "the schema is a later release's (a rollback?): starting on it without migrating",
-          ),
-        );
-        if (applied.length > 0) logger.info({ migrations: applied }, "migrations applied");
-      }),
-      connectNats(config.NATS_URL, logger, definition.name, {
-        user: config.NATS_USER,
-        pass: config.NATS_PASSWORD,
-        tlsCaFile: config.NATS_TLS_CA,
-      }).then(async (nats) => {
-        const jsm = await jetstreamManager(nats);
-        await waitForStreams(
-          jsm,
-          definition.streams.map((s) => streamName(topology, s)),
-          { logger, timeoutMs: config.NATS_STREAMS_WAIT_MS },
-        );
-        return nats;
-      }),
-    ]);
-    const pool = createPool({
-      connectionString: config.DATABASE_URL,
+    const streams = definition.streams.map((s) => streamName(topology, s));
+    const { pool, db, nats, relay } = await prepareConnections({
+      name: definition.name,
       schema: definition.schema,
-      applicationName: definition.name,
-      max: config.DB_POOL_MAX,
-      statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-      queryTimeoutMs: config.DB_QUERY_TIMEOUT_MS,
-      settings: definition.dbSettings?.(config),
-      onError: (e: Error) => logger.warn({ err: e.message }, "postgres connection lost"),
+      migrations: definition.migrations,
+      streams: definition.streams,
+      publishes: definition.publishes,
+      databaseUrl: config.DATABASE_URL,
+      topology,
+      logger,
+      connectNats: () =>
+        connectNats(config.NATS_URL, logger, definition.name, {
+          user: config.NATS_USER,
+          pass: config.NATS_PASSWORD,
+          tlsCaFile: config.NATS_TLS_CA,
+        }),
+      streamsWaitMs: config.NATS_STREAMS_WAIT_MS,
+      pool: {
+        max: config.DB_POOL_MAX,
+        statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+        queryTimeoutMs: config.DB_QUERY_TIMEOUT_MS,
+        settings: definition.dbSettings?.(config),
+        onError: (e: Error) => logger.warn({ err: e.message }, "postgres connection lost"),
+      },
+      relay: {
+        meter: metrics.meter,
+        gatherMs: config.OUTBOX_GATHER_MS,
+      },
     });
-    const db = kyselyOn<any>(pool);
     observePool(metrics.meter, pool, definition.schema);
     observeNats(metrics.meter, nats);
     // Its streams against their limits and its durables' unread and ack floor, as the server sees them; the
     // durables are those start() returns, read at each scrape.
     let consumers: RunningConsumer[] = [];
     observeJetStream(metrics.meter, await jetstreamManager(nats), {
-      streams: definition.streams.map((s) => streamName(topology, s)),
+      streams,
       durables: () => consumers,
     });
-    let relay: OutboxRelay | undefined;
-    if (definition.publishes) {
-      observeOutbox(metrics.meter, db);
-      relay = startOutboxRelay({
-        nats,
-        schema: definition.schema,
-        logger,
-        connectionString: config.DATABASE_URL,
-        meter: metrics.meter,
-        gatherMs: config.OUTBOX_GATHER_MS,
-      });
-    }
+    if (relay) observeOutbox(metrics.meter, db);
     // Requests need Postgres; events wait in the outbox while NATS is away, so a NATS outage keeps pods in rotation.
     // Once told to stop, the replica leaves rotation while it still serves (the drain).
     let stopping = false;
@@ -280,17 +271,8 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
         handlerMs: config.HTTP_HANDLER_TIMEOUT_MS,
       },
     };
-    const started = await definition.start({
-      config,
-      logger,
-      db,
-      pool,
-      nats,
-      topology,
-      readiness,
-      http,
-      metrics,
-    });
+    const runtime = { config, logger, db, pool, nats, topology, readiness, http, metrics };
+    const started = await definition.start(runtime);
     consumers = started.consumers ?? [];
     const purges = startPeriodicJobs(
       [
@@ -300,7 +282,7 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
               inboxPurgeJob({
                 db,
                 jsm: await jetstreamManager(nats),
-                streams: definition.streams.map((s) => streamName(topology, s)),
+                streams,
                 marginMs: config.INBOX_RETENTION_MARGIN_MS,
                 logger,
               }),
@@ -310,15 +292,12 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
       ],
       { intervalMs: config.PURGE_INTERVAL_MS, logger, meter: metrics.meter },
     );
-    await started.app.listen({ port: started.port, host: started.host ?? config.HOST });
-    installGracefulShutdown(
-      logger,
-      [
-        ["http", () => started.app.close()],
-        ...(started.consumers ?? []).map((c, i): [string, () => Promise<unknown>] => [
-          `consumer ${i}`,
-          () => c.stop(),
-        ]),
+    return {
+      name: definition.name,
+      runtime,
+      started,
+      stop: [
+        ...consumers.map((c, i): [string, () => Promise<unknown>] => [`consumer ${i}`, () => c.stop()]),
         ...(started.stop ?? []),
         ["purges", () => purges.stop()],
         ["outbox relay", async () => relay?.stop()],
@@ -327,39 +306,57 @@ export async function runService<S extends TObject>(definition: ServiceDefinitio
         ["metrics", () => metrics.shutdown()],
         ["telemetry", () => telemetry.shutdown()],
       ],
-      {
-        drainMs: config.SHUTDOWN_DRAIN_MS,
-        onSignal: () => {
-          stopping = true;
-        },
+      leaveRotation: () => {
+        stopping = true;
       },
-    );
+      telemetry,
+    };
   } catch (e) {
-    logger.fatal({ err: e }, "start-up failed");
-    await telemetry.shutdown().catch(() => {});
+    await reportStartupFailure(logger, telemetry, e);
+    throw e;
+  }
+}
+
+/**
+ * Listens on the prepared service's port and installs the SIGTERM sequence: /readyz fails at once and serving goes
+ * on for SHUTDOWN_DRAIN_MS (load balancers stop sending meanwhile), then HTTP closes (waiting for requests in
+ * flight), then everything `prepare` started stops, in order. A failure is logged as fatal before it is thrown.
+ */
+export async function listen<C extends CommonConfig>(prepared: PreparedService<C>): Promise<void> {
+  const { runtime, started } = prepared;
+  try {
+    await started.app.listen({ port: started.port, host: started.host ?? runtime.config.HOST });
+    installGracefulShutdown(runtime.logger, [["http", () => started.app.close()], ...prepared.stop], {
+      drainMs: runtime.config.SHUTDOWN_DRAIN_MS,
+      onSignal: prepared.leaveRotation,
+    });
+  } catch (e) {
+    await reportStartupFailure(runtime.logger, prepared.telemetry, e);
+    throw e;
+  }
+}
+
+/**
+ * The one start-up sequence of every service's main.ts: `prepareService`, then `listen`. A refused config exits
+ * 78 (the message on stderr), any other start-up failure exits 1.
+ */
+export async function runService<S extends TObject>(definition: ServiceDefinition<S>): Promise<void> {
+  try {
+    await listen(await prepareService(definition));
+  } catch (e) {
+    if (e instanceof ServiceConfigError) {
+      process.stderr.write(`${definition.name}: ${e.message}\n`);
+      process.exit(78);
+    }
     process.exit(1);
   }
 }
 
-/** Migrations run on a connection of their own: the service's session settings (a statement timeout) do not bound them. */
-async function migrate(
-  connectionString: string,
-  definition: { name: string; schema: string; migrations: Record<string, Migration> },
-  onNewerSchema: (unknownMigrations: string[]) => void,
-): Promise<string[]> {
-  const db = createDb<any>({
-    connectionString,
-    schema: definition.schema,
-    max: 1,
-    applicationName: definition.name,
-  });
-  try {
-    return await migrateToLatest(db, {
-      schema: definition.schema,
-      migrations: definition.migrations,
-      onNewerSchema,
-    });
-  } finally {
-    await db.destroy();
-  }
+async function reportStartupFailure(
+  logger: Logger,
+  telemetry: { shutdown(): Promise<void> },
+  error: unknown,
+): Promise<void> {
+  logger.fatal({ err: error }, "start-up failed");
+  await telemetry.shutdown().catch(() => {});
 }

@@ -13,8 +13,15 @@ export { type OwnNatsServer, startOwnNatsServer } from "./nats-server.ts";
 export { freePort } from "./ports.ts";
 export { type OwnPostgres, PostgresWorkDir, runPostgresProgram } from "./postgres-server.ts";
 export { parseExposition, type Sample, sampleValue, unboundedLabels } from "./prometheus.ts";
-
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+export { startServiceMain } from "./service-main.ts";
+export {
+  REPO_ROOT,
+  type ServiceProcess,
+  type ServiceProcessOptions,
+  spawnServiceProcess,
+  startServiceProcess,
+  waitUntilReady,
+} from "./service-process.ts";
 
 export function testDatabaseUrl(): string {
   return inject("databaseUrl");

@@ -1,7 +1,7 @@
 import { signHumanProofChallengeEVM as billionsSign } from "@billionsnetwork/x402-human-proof-client";
 import { identityFromAddress } from "@humanpass/devnet";
 import { didFromAddress } from "@humanpass/identity";
-import { eventually } from "@humanpass/testing";
+import { eventually, startServiceMain } from "@humanpass/testing";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NONCE_LIFETIME_MS } from "../src/index.ts";
@@ -12,7 +12,6 @@ import {
   type RunningApp,
   type Stack,
   startFaultyProxy,
-  startServiceProcess,
   startStack,
 } from "./stack.ts";
 
@@ -279,7 +278,7 @@ describe("revoking the pairing on the devnet", () => {
 describe("the service as deployed (main.ts in its own process)", () => {
   it("serves claims, publishes its events, drops a revoked pairing from its cache and stops cleanly on SIGTERM", async () => {
     // A replica of the in-process apps above: same database and streams, its own cache.
-    const service = await startServiceProcess("agent-auth", {
+    const service = await startServiceMain("agent-auth", {
       DATABASE_URL: stack.database.url,
       EVENTS_PREFIX: stack.topology.prefix,
       PUBLIC_URL: "https://agents.example.test",

@@ -4,17 +4,15 @@
  * can stop and restart it), Postgres (one database per test file, one schema per service), NATS JetStream (own
  * stream prefix) and agent-auth apps built from app.ts with the real registry client.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
 import {
   SCHEMA as API_SCHEMA,
   migrations as apiMigrations,
   buildApp as buildAttestationsApi,
   startReadModelConsumers,
 } from "@humanpass/attestations-api";
-import { createPool, type Kysely, kyselyOn, migrateToLatest } from "@humanpass/db";
+import type { Kysely } from "@humanpass/db";
 import {
   type Devnet,
   identityFromAddress,
@@ -30,23 +28,22 @@ import {
   followChainInvalidations,
   jetstreamManager,
   type NatsConnection,
-  type OutboxRelay,
-  startOutboxRelay,
   subjectOf,
   type Topology,
   type UniquenessVerifiedData,
 } from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
 import { PostgresUsedNonceStore } from "@humanpass/human-proof/postgres";
+import { prepareConnections } from "@humanpass/service";
 import {
   connectTestNats,
   createTestDatabase,
   deleteTestStreams,
   eventually,
   freePort,
-  REPO_ROOT,
+  type ServiceProcess,
+  startServiceMain,
   type TestDatabase,
-  testNatsUrl,
   testTopology,
 } from "@humanpass/testing";
 import { jetstream } from "@nats-io/jetstream";
@@ -136,10 +133,19 @@ export async function startStack(label: string): Promise<Stack> {
     const indexer = await startChainIndexer(devnet, database.url, topology);
     cleanups.push(() => indexer.stop());
 
-    const apiPool = createPool({ connectionString: database.url, schema: API_SCHEMA, max: 6 });
-    const apiDb = kyselyOn<any>(apiPool);
+    const { pool: apiPool, db: apiDb } = await prepareConnections({
+      name: "attestations-api",
+      schema: API_SCHEMA,
+      migrations: apiMigrations,
+      streams: ["CHAIN", "VERIFIER"],
+      publishes: false,
+      databaseUrl: database.url,
+      topology,
+      logger,
+      connectNats: async () => nats,
+      pool: { max: 6 },
+    });
     cleanups.push(() => apiDb.destroy());
-    await migrateToLatest(apiDb, { schema: API_SCHEMA, migrations: apiMigrations });
     const apiConsumers = await startReadModelConsumers({ db: apiDb, nats, topology, logger });
     cleanups.push(() => Promise.all(apiConsumers.map((c) => c.stop())));
     const apiPort = await freePort();
@@ -156,20 +162,24 @@ export async function startStack(label: string): Promise<Stack> {
     await startApi();
     cleanups.push(stopApi);
 
-    const pool = createPool({ connectionString: database.url, schema: SCHEMA, max: 20 });
-    const db = kyselyOn<AgentAuthDb>(pool);
-    cleanups.push(() => db.destroy());
-    // One store for every replica app: they share the database, as the deployed replicas do.
-    const usedNonces = new PostgresUsedNonceStore(pool);
-    await migrateToLatest(db, { schema: SCHEMA, migrations });
-    const relay: OutboxRelay = startOutboxRelay({
-      nats,
+    const prepared = await prepareConnections({
+      name: "agent-auth",
       schema: SCHEMA,
+      migrations,
+      streams: ["CHAIN", "VERIFIER", "AGENT_AUTH"],
+      publishes: true,
+      databaseUrl: database.url,
+      topology,
       logger,
-      connectionString: database.url,
-      pollIntervalMs: 100,
+      connectNats: async () => nats,
+      pool: { max: 20 },
+      relay: { pollIntervalMs: 100 },
     });
-    cleanups.push(() => relay.stop());
+    const db = prepared.db as Kysely<AgentAuthDb>;
+    cleanups.push(() => db.destroy());
+    cleanups.push(async () => prepared.relay?.stop());
+    // One store for every replica app: they share the database, as the deployed replicas do.
+    const usedNonces = new PostgresUsedNonceStore(prepared.pool);
 
     const apps: RunningApp[] = [];
     cleanups.push(() => Promise.all(apps.map((a) => a.close())));
@@ -286,65 +296,13 @@ export async function startStack(label: string): Promise<Stack> {
   }
 }
 
-export interface ServiceProcess {
-  url: string;
-  /** SIGTERM; resolves with the exit code. */
-  stop(): Promise<number | null>;
-}
-
-/** A service's main.ts as its own process, with `env` added to this one's; resolves once /healthz answers. */
-export async function startServiceProcess(
-  name: string,
-  env: Record<string, string>,
-): Promise<ServiceProcess> {
-  const port = env.PORT ?? String(await freePort());
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ["--conditions=@humanpass/source", path.join(REPO_ROOT, `services/${name}/src/main.ts`)],
-    {
-      cwd: REPO_ROOT,
-      env: {
-        ...process.env,
-        NATS_URL: testNatsUrl(),
-        LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
-        HOST: "127.0.0.1",
-        // No load balancer to leave: stopping does not wait out a drain.
-        SHUTDOWN_DRAIN_MS: "0",
-        ...env,
-        PORT: port,
-      },
-      stdio: ["ignore", "ignore", "inherit"],
-    },
-  );
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-    return exited;
-  };
-  const url = `http://127.0.0.1:${port}`;
-  try {
-    await eventually(
-      async () => {
-        if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
-        return (await fetch(`${url}/healthz`)).ok;
-      },
-      60_000,
-      200,
-    );
-  } catch (e) {
-    await stop();
-    throw e;
-  }
-  return { url, stop };
-}
-
 /** The chain-indexer as its own process (its main.ts), indexing every block at once. */
 async function startChainIndexer(
   devnet: Devnet,
   databaseUrl: string,
   topology: Topology,
 ): Promise<ServiceProcess> {
-  return startServiceProcess("chain-indexer", {
+  return startServiceMain("chain-indexer", {
     DATABASE_URL: databaseUrl,
     EVENTS_PREFIX: topology.prefix,
     RPC_URL: devnet.rpcUrl,

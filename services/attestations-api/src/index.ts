@@ -15,3 +15,4 @@ export {
 } from "./events/apply.ts";
 export { DEFAULT_DURABLES, type ReadModelDurables, startReadModelConsumers } from "./events/consumers.ts";
 export { type RebuildOptions, type RebuildResult, rebuildReadModel } from "./reindex/rebuild.ts";
+export { createReadModelSeeder, type ReadModelSeeder } from "./seed.ts";

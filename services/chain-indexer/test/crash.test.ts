@@ -1,5 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import {
   encodeSchemaData,
   identityFromAddress,
@@ -7,7 +5,13 @@ import {
   recordAttestations,
   registerSchema,
 } from "@humanpass/devnet";
-import { freePort, sampleValue } from "@humanpass/testing";
+import {
+  freePort,
+  type ServiceProcess,
+  sampleValue,
+  spawnServiceProcess,
+  testNatsUrl,
+} from "@humanpass/testing";
 import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -19,22 +23,21 @@ import {
   startStack,
 } from "./harness.ts";
 
-const MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url));
-const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
-
 let stack: Stack;
 let ids: Hex[];
 let target: bigint;
-const children: ChildProcess[] = [];
+const children: ServiceProcess[] = [];
 
-function startIndexerProcess(port: number): ChildProcess {
+function startIndexerProcess(port: number): ServiceProcess {
   const { devnet, database, topology } = stack;
   // One process (node running the TypeScript source), so SIGKILL kills the indexer itself and not a wrapper.
-  const child = spawn(process.execPath, ["--conditions=@humanpass/source", MAIN], {
-    cwd: REPO_ROOT,
+  const child = spawnServiceProcess({
+    name: "chain-indexer",
+    entry: "services/chain-indexer/src/main.ts",
+    url: `http://127.0.0.1:${port}`,
     env: {
-      ...process.env,
       DATABASE_URL: database.url,
+      NATS_URL: testNatsUrl(),
       EVENTS_PREFIX: topology.prefix,
       PORT: String(port),
       HOST: "127.0.0.1",
@@ -49,7 +52,7 @@ function startIndexerProcess(port: number): ChildProcess {
       READ_BATCH_SIZE: "10",
       POLL_INTERVAL_MS: "100",
     },
-    stdio: ["ignore", "inherit", "inherit"],
+    log: (line) => process.stdout.write(`${line}\n`),
   });
   children.push(child);
   return child;
@@ -82,7 +85,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  for (const child of children) child.kill("SIGKILL");
+  for (const child of children) child.child.kill("SIGKILL");
   await stack?.close();
 });
 
@@ -91,8 +94,8 @@ describe("SIGKILL during backfill", () => {
     const first = startIndexerProcess(await freePort());
     const halfway = target / 2n;
     await eventually(async () => (await cursorBlock()) >= halfway / 2n, 120_000, 20);
-    first.kill("SIGKILL");
-    await new Promise((resolve) => first.once("exit", resolve));
+    first.child.kill("SIGKILL");
+    await first.exited;
     const killedAt = await cursorBlock();
     expect(killedAt).toBeLessThan(target);
 

@@ -1,4 +1,4 @@
-import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
+import type { Kysely } from "@humanpass/db";
 import { ABIs, type Devnet, type StartDevnetOptions, startDevnet } from "@humanpass/devnet";
 import {
   assertValidEvent,
@@ -7,10 +7,11 @@ import {
   jetstreamManager,
   type NatsConnection,
   type OutboxRelay,
-  startOutboxRelay,
   streamName,
   type Topology,
 } from "@humanpass/event-bus";
+import { prepareConnections } from "@humanpass/service";
+import type { Logger } from "@humanpass/telemetry";
 import {
   connectTestNats,
   createTestDatabase,
@@ -123,24 +124,33 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-/** Devnet, a migrated database, the test's own streams, the outbox relay and a subscriber. */
-export async function startStack(label: string, devnetOptions?: StartDevnetOptions): Promise<Stack> {
-  const [devnet, database, nats] = await Promise.all([
-    startDevnet(devnetOptions),
-    createTestDatabase(label),
-    connectTestNats(),
-  ]);
+export interface StackOptions {
+  devnet?: StartDevnetOptions;
+  /** Where the start-up steps are logged; the harness's silent logger by default. */
+  logger?: Logger;
+}
+
+/** Devnet, a migrated database, the test's own streams, the outbox relay (started as the service starts them) and a subscriber. */
+export async function startStack(label: string, options: StackOptions = {}): Promise<Stack> {
+  const [devnet, database] = await Promise.all([startDevnet(options.devnet), createTestDatabase(label)]);
   const topology = testTopology();
-  await ensureStreams(await jetstreamManager(nats), topology, ["CHAIN"]);
-  const db = createDb<ChainIndexerDb>({ connectionString: database.url, schema: SCHEMA, max: 4 });
-  await migrateToLatest(db, { schema: SCHEMA, migrations });
-  const relay = startOutboxRelay({
-    nats,
+  const { db, nats, relay } = await prepareConnections({
+    name: "chain-indexer",
     schema: SCHEMA,
-    logger,
-    connectionString: database.url,
-    pollIntervalMs: 100,
-    batchSize: 1000,
+    migrations,
+    streams: ["CHAIN"],
+    publishes: true,
+    databaseUrl: database.url,
+    topology,
+    logger: options.logger ?? logger,
+    // The topology step creates the streams in a deployment; here the test does.
+    async connectNats() {
+      const nats = await connectTestNats();
+      await ensureStreams(await jetstreamManager(nats), topology, ["CHAIN"]);
+      return nats;
+    },
+    pool: { max: 4 },
+    relay: { pollIntervalMs: 100, batchSize: 1000 },
   });
   const collector = await EventCollector.start(nats, topology);
   const indexers: Indexer[] = [];
@@ -166,16 +176,16 @@ export async function startStack(label: string, devnetOptions?: StartDevnetOptio
   return {
     devnet,
     database,
-    db,
+    db: db as Kysely<ChainIndexerDb>,
     nats,
     topology,
-    relay,
+    relay: relay!,
     collector,
     settings,
     indexer(overrides = {}, rpcUrl = devnet.rpcUrl) {
       const metrics = createIndexerMetrics();
       const indexer = createIndexer({
-        db,
+        db: db as Kysely<ChainIndexerDb>,
         client: createChainClient(rpcUrl, { timeoutMs: 10_000 }),
         topology,
         settings: settings(overrides),
@@ -191,7 +201,7 @@ export async function startStack(label: string, devnetOptions?: StartDevnetOptio
     async close() {
       await Promise.all(indexers.map((i) => i.stop()));
       await collector.close();
-      await relay.stop();
+      await relay?.stop();
       await db.destroy();
       await deleteTestStreams(nats, topology);
       await nats.close();

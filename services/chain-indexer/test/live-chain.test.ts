@@ -8,7 +8,7 @@ import { eventually, type Stack, startStack } from "./harness.ts";
 let stack: Stack;
 
 beforeAll(async () => {
-  stack = await startStack("chain_indexer_live", { blockIntervalSeconds: 1 });
+  stack = await startStack("chain_indexer_live", { devnet: { blockIntervalSeconds: 1 } });
 }, 60_000);
 
 afterAll(async () => {

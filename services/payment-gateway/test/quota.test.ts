@@ -4,13 +4,13 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { eventually } from "@humanpass/testing";
+import { eventually, type ServiceProcess } from "@humanpass/testing";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { humanTierOnlyFetch, paymentError, settlementOf } from "./support/agents.ts";
-import { type GatewayProcess, startGatewayProcess } from "./support/gateway-process.ts";
+import { startGatewayProcess } from "./support/gateway-process.ts";
 import {
   demoRoute,
   type Gateway,
@@ -22,7 +22,7 @@ import {
 } from "./support/stack.ts";
 
 let stack: Stack;
-const processes: GatewayProcess[] = [];
+const processes: ServiceProcess[] = [];
 let failingUpstream: Server;
 
 const human = (n: number) => privateKeyToAccount(`0x${n.toString(16).padStart(64, "0")}` as Hex).address;

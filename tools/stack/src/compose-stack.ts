@@ -6,9 +6,9 @@
 import path from "node:path";
 import { didFromAddress } from "@humanpass/identity";
 import { sleep } from "@humanpass/retry";
+import { REPO_ROOT } from "@humanpass/testing/service-process";
 import { type DevnetSummary, devnetSummary } from "./compose-devnet.ts";
 import { recordDemoHumans } from "./demo-humans.ts";
-import { REPO_ROOT } from "./processes.ts";
 import { DEMO_NULLIFIER_SESSION_ID, SERVICE_NAMES, type ServiceName } from "./stack.ts";
 import { STACK_FILE, writeStackFile } from "./stack-file.ts";
 

@@ -1,13 +1,7 @@
-export {
-  type LogSink,
-  REPO_ROOT,
-  type ServiceProcess,
-  startServiceProcess,
-  waitUntilReady,
-} from "./processes.ts";
 export { dashboardExpressions, metricNames, withGrafanaVariables } from "./promql.ts";
 export {
   DEFAULT_PORTS,
+  type LogSink,
   randomPrefix,
   SERVICE_NAMES,
   type ServiceName,

@@ -14,8 +14,8 @@ import {
   TOPOLOGY_USER,
 } from "@humanpass/event-bus";
 import { sleep } from "@humanpass/retry";
+import { REPO_ROOT } from "@humanpass/testing/service-process";
 import { connect } from "@nats-io/transport-node";
-import { REPO_ROOT } from "./processes.ts";
 
 /** The users file compose's NATS and make up's load: the services' account and examples/subscriber's. */
 export const COMPOSE_USERS_CONF = path.join(REPO_ROOT, "deploy/compose/nats-users.conf");

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { REPO_ROOT } from "./processes.ts";
+import { REPO_ROOT } from "@humanpass/testing/service-process";
 import type { ServiceName } from "./stack.ts";
 
 /** `make up` writes .run/stack.json; `make compose-up` its own file, passed on as HUMANPASS_STACK_FILE. */

@@ -6,15 +6,11 @@ import { type DemoSeed, type Devnet, mine, seedDemo, startDevnet } from "@humanp
 import { applyTopologyAt, type SubscriberGrant, TOPOLOGY_USER } from "@humanpass/event-bus";
 import { sleep } from "@humanpass/retry";
 import { freePort } from "@humanpass/testing/ports";
+import { REPO_ROOT, type ServiceProcess, startServiceProcess } from "@humanpass/testing/service-process";
 import { recordDemoHumans } from "./demo-humans.ts";
 import { type DevnetFacilitator, startDevnetFacilitator } from "./facilitator.ts";
-import {
-  type LogSink,
-  REPO_ROOT,
-  type ServiceProcess,
-  startServiceProcess,
-  waitUntilReady,
-} from "./processes.ts";
+
+export type LogSink = (service: string, line: string) => void;
 
 export const SERVICE_NAMES = [
   "chain-indexer",
@@ -189,17 +185,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       SERVICE_NAMES.map((n) => [n, { ...common, ...credentials(n), ...env[n], ...(options.env?.[n] ?? {}) }]),
     ) as Record<ServiceName, Record<string, string>>;
     const processes = {} as Record<ServiceName, ServiceProcess>;
-    const launch = (name: ServiceName) => {
-      const proc = startServiceProcess({
+    const launch = async (name: ServiceName) => {
+      const proc = await startServiceProcess({
         name,
         entry: `services/${name}/dist/service.js`,
         env: environments[name],
         url: urls[name],
-        log: options.log,
+        log: (line) => options.log(name, line),
       });
       processes[name] = proc;
       started.push(proc);
-      return waitUntilReady(proc);
     };
     // What the migrations step does in a deployment: services only wait for their streams, they may not create them.
     await applyTopologyAt(

@@ -2,8 +2,8 @@
 import path from "node:path";
 import { OPERATOR_USER, parseSubscriberGrants, subscriberUser } from "@humanpass/event-bus";
 import { didFromAddress } from "@humanpass/identity";
+import { REPO_ROOT } from "@humanpass/testing/service-process";
 import { type LocalNats, startLocalNats } from "./local-nats.ts";
-import { REPO_ROOT } from "./processes.ts";
 import { DEV_WEBHOOKS_ADMIN_TOKEN, SERVICE_NAMES, startStack } from "./stack.ts";
 import { readStackFile, removeStackFile, writeStackFile } from "./stack-file.ts";
 

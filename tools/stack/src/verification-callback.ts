@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { sleep } from "@humanpass/retry";
-import { REPO_ROOT } from "./processes.ts";
+import { REPO_ROOT } from "@humanpass/testing/service-process";
 
 /** A wallet's JWZ from the public iden3 V3 test vectors: well-formed, but its proofs answer another request. */
 const FIXTURE_TOKEN = path.join(

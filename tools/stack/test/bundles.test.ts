@@ -8,9 +8,9 @@ import { readFileSync } from "node:fs";
 import { SourceMap } from "node:module";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
+import { REPO_ROOT } from "@humanpass/testing/service-process";
 import { ANY_PROOF_AGE_MS, FIXTURE_CONTEXTS_DIR, stable } from "@humanpass/verifier/testing";
 import { afterAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../src/processes.ts";
 import { SERVICE_NAMES } from "../src/stack.ts";
 
 /** Where Node maps the first occurrence of `needle` in the bundle: the source file (absolute) and its 1-based line. */

@@ -9,8 +9,8 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { REPO_ROOT } from "@humanpass/testing/service-process";
 import { afterAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../src/processes.ts";
 
 const dir = mkdtempSync(path.join(tmpdir(), "fake-docker-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

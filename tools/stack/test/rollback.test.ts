@@ -6,10 +6,10 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { connectTestNats, createTestDatabase, type TestDatabase, testNatsUrl } from "@humanpass/testing";
+import { REPO_ROOT } from "@humanpass/testing/service-process";
 import { jetstreamManager } from "@nats-io/jetstream";
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { REPO_ROOT } from "../src/processes.ts";
 import { randomPrefix, SERVICE_NAMES, type Stack, startStack } from "../src/stack.ts";
 
 const NEXT_RELEASE_MIGRATION = "9999_next_release";

@@ -29,10 +29,10 @@ import {
   specifiersNotAsEmitted,
 } from "@humanpass/testing/packing";
 import { freePort } from "@humanpass/testing/ports";
+import { REPO_ROOT } from "@humanpass/testing/service-process";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { erc20Abi } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../src/processes.ts";
 import { randomPrefix, type Stack, startStack } from "../src/stack.ts";
 
 const run = promisify(execFile);

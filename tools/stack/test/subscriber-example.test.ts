@@ -21,12 +21,12 @@ import { OPERATOR_USER, parseSubscriberGrants, verifyWebhook } from "@humanpass/
 import { createTestDatabase, eventually, type TestDatabase } from "@humanpass/testing";
 import { outsideNpmEnv, packPackage } from "@humanpass/testing/packing";
 import { freePort } from "@humanpass/testing/ports";
+import { REPO_ROOT } from "@humanpass/testing/service-process";
 import { DeliverPolicy, jetstream } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalNats, startLocalNats } from "../src/local-nats.ts";
-import { REPO_ROOT } from "../src/processes.ts";
 import { DEV_WEBHOOKS_ADMIN_TOKEN, type Stack, startStack } from "../src/stack.ts";
 
 const run = promisify(execFile);

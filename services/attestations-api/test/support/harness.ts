@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createPool, type Kysely, kyselyOn, type Migration, migrateToLatest, type Pool } from "@humanpass/db";
+import type { Kysely, Migration, Pool } from "@humanpass/db";
 import type {
   AttestationRecordedData,
   AttestationRevokedData,
@@ -21,6 +21,7 @@ import {
 } from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
 import { didFromAddress, iden3IdFromAddress } from "@humanpass/identity";
+import { prepareConnections } from "@humanpass/service";
 import {
   connectTestNats,
   createTestDatabase,
@@ -72,17 +73,26 @@ export async function startHarness(
   schemaMigrations: Record<string, Migration> = migrations,
 ): Promise<Harness> {
   const database = await createTestDatabase(label);
-  const pool = createPool({
-    connectionString: database.url,
-    schema: SCHEMA,
-    max: 8,
-    settings: readSessionSettings(),
-  });
-  const db = kyselyOn<Database>(pool);
-  await migrateToLatest(db, { schema: SCHEMA, migrations: schemaMigrations });
-  const nats = await connectTestNats();
   const topology = testTopology();
-  await ensureStreams(await jetstreamManager(nats), topology, ["CHAIN", "VERIFIER"]);
+  const prepared = await prepareConnections({
+    name: "attestations-api",
+    schema: SCHEMA,
+    migrations: schemaMigrations,
+    streams: ["CHAIN", "VERIFIER"],
+    publishes: false,
+    databaseUrl: database.url,
+    topology,
+    logger,
+    // The topology step creates the streams in a deployment; here the test does.
+    async connectNats() {
+      const nats = await connectTestNats();
+      await ensureStreams(await jetstreamManager(nats), topology, ["CHAIN", "VERIFIER"]);
+      return nats;
+    },
+    pool: { max: 8, settings: readSessionSettings() },
+  });
+  const { pool, nats } = prepared;
+  const db = prepared.db as Kysely<Database>;
   const consumers = await startReadModelConsumers({
     db,
     nats,

@@ -1,14 +1,7 @@
 /** The gateway as it runs in production: `src/main.ts` in its own Node process, configured by environment. */
 import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
 import path from "node:path";
-import { eventually, freePort, REPO_ROOT, testNatsUrl } from "@humanpass/testing";
-
-export interface GatewayProcess {
-  url: string;
-  output(): string;
-  stop(): Promise<void>;
-}
+import { freePort, REPO_ROOT, type ServiceProcess, startServiceMain } from "@humanpass/testing";
 
 export function runMain(env: Record<string, string>): ChildProcess {
   return spawn(
@@ -22,47 +15,19 @@ export function runMain(env: Record<string, string>): ChildProcess {
   );
 }
 
-export async function startGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
-  const port = await freePort();
-  const child = runMain({
-    NATS_URL: testNatsUrl(),
-    HOST: "127.0.0.1",
-    PORT: String(port),
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
-    RATE_LIMIT_ENABLED: "false",
-    NODE_ENV: "test",
-    // No load balancer to leave: stopping does not wait out a drain.
-    SHUTDOWN_DRAIN_MS: "0",
-    ...env,
-  });
-  let output = "";
-  child.stdout?.on("data", (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on("data", (chunk) => {
-    output += chunk;
-  });
-  const url = `http://127.0.0.1:${port}`;
-  try {
-    await eventually(
-      async () => {
-        if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}: ${output}`);
-        return (await fetch(`${url}/readyz`)).ok;
-      },
-      60_000,
-      200,
-    );
-  } catch (error) {
-    child.kill("SIGKILL");
-    throw error;
-  }
-  return {
-    url,
-    output: () => output,
-    async stop() {
-      if (child.exitCode !== null) return;
-      child.kill("SIGTERM");
-      await once(child, "exit");
+/** The gateway's main.ts as a test runs it (see `startServiceMain`), with only PATH and HOME of this process's environment. */
+export async function startGatewayProcess(env: Record<string, string>): Promise<ServiceProcess> {
+  const port = String(await freePort());
+  return startServiceMain(
+    "payment-gateway",
+    {
+      PORT: port,
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      RATE_LIMIT_ENABLED: "false",
+      NODE_ENV: "test",
+      LOG_LEVEL: "warn",
+      ...env,
     },
-  };
+    { baseEnv: "minimal" },
+  );
 }

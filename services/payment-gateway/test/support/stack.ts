@@ -7,15 +7,13 @@
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createPool, type Kysely, kyselyOn, migrateToLatest } from "@humanpass/db";
+import type { Kysely } from "@humanpass/db";
 import { ABIs, type Devnet, startDevnet } from "@humanpass/devnet";
 import {
   type CloudEvent,
   ensureStreams,
   jetstreamManager,
   type NatsConnection,
-  type OutboxRelay,
-  startOutboxRelay,
   type Topology,
 } from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
@@ -25,6 +23,7 @@ import {
   createPoUVerifier,
   type PoUVerifier,
 } from "@humanpass/human-proof";
+import { prepareConnections } from "@humanpass/service";
 import type { ServiceMetrics } from "@humanpass/telemetry";
 import {
   connectTestNats,
@@ -100,24 +99,30 @@ export interface Stack {
 export async function startStack(label: string): Promise<Stack> {
   const devnet = await startDevnet({ accounts: 20, usdcAccounts: 14 });
   const database = await createTestDatabase(label);
-  const pool = createPool({ connectionString: database.url, schema: SCHEMA, max: 20 });
-  const db = kyselyOn<any>(pool);
-  await migrateToLatest(db, { schema: SCHEMA, migrations });
-  const nats = await connectTestNats();
   const topology = testTopology();
-  await ensureStreams(await jetstreamManager(nats), topology, ["PAYMENTS", "CHAIN"]);
+  const { pool, db, nats, relay } = await prepareConnections({
+    name: "payment-gateway",
+    schema: SCHEMA,
+    migrations,
+    streams: ["PAYMENTS", "CHAIN"],
+    publishes: true,
+    databaseUrl: database.url,
+    topology,
+    logger,
+    // The topology step creates the streams in a deployment; here the test does.
+    async connectNats() {
+      const nats = await connectTestNats();
+      await ensureStreams(await jetstreamManager(nats), topology, ["PAYMENTS", "CHAIN"]);
+      return nats;
+    },
+    pool: { max: 20 },
+    relay: { pollIntervalMs: 100 },
+  });
   const events: CloudEvent<any>[] = [];
   const subscription = nats.subscribe(`${topology.prefix}.payments.>`, {
     callback: (_error, message) => {
       events.push(message.json() as CloudEvent<any>);
     },
-  });
-  const relay: OutboxRelay = startOutboxRelay({
-    nats,
-    schema: SCHEMA,
-    logger,
-    connectionString: database.url,
-    pollIntervalMs: 100,
   });
   const attestations = await startAttestationsApi(database.url);
   const network = `eip155:${devnet.chainId}` as const;
@@ -206,7 +211,7 @@ export async function startStack(label: string): Promise<Stack> {
     async close() {
       await Promise.all(gateways.map((g) => g.close()));
       await attestations.close();
-      await relay.stop();
+      await relay?.stop();
       subscription.unsubscribe();
       await deleteTestStreams(nats, topology);
       await nats.close();

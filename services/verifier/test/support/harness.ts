@@ -1,16 +1,15 @@
-import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
+import type { Kysely } from "@humanpass/db";
 import {
   type CloudEvent,
   ensureStreams,
   jetstreamManager,
   type NatsConnection,
   type OutboxRelay,
-  startOutboxRelay,
   streamName,
   type Topology,
 } from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
-import type { Clock } from "@humanpass/service";
+import { type Clock, prepareConnections } from "@humanpass/service";
 import type { Logger, ServiceMetrics } from "@humanpass/telemetry";
 import {
   connectTestNats,
@@ -56,18 +55,28 @@ export interface Backend {
 
 export async function startBackend(label: string): Promise<Backend> {
   const database = await createTestDatabase(label);
-  const db = createDb<VerifierDatabase>({ connectionString: database.url, schema: SCHEMA, max: 10 });
-  await migrateToLatest(db, { schema: SCHEMA, migrations });
-  const nats = await connectTestNats();
   const topology = testTopology();
-  await ensureStreams(await jetstreamManager(nats), topology, ["VERIFIER"]);
-  const relay = startOutboxRelay({
-    nats,
+  const prepared = await prepareConnections({
+    name: "verifier",
     schema: SCHEMA,
+    migrations,
+    streams: ["VERIFIER"],
+    publishes: true,
+    databaseUrl: database.url,
+    topology,
     logger,
-    connectionString: database.url,
-    pollIntervalMs: 200,
+    // The topology step creates the streams in a deployment; here the test does.
+    async connectNats() {
+      const nats = await connectTestNats();
+      await ensureStreams(await jetstreamManager(nats), topology, ["VERIFIER"]);
+      return nats;
+    },
+    pool: { max: 10 },
+    relay: { pollIntervalMs: 200 },
   });
+  const db = prepared.db as Kysely<VerifierDatabase>;
+  const { nats } = prepared;
+  const relay = prepared.relay!;
   return {
     database,
     db,

@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createDb, type Kysely, migrateToLatest } from "@humanpass/db";
-import { ensureStreams, STREAMS, type StreamName } from "@humanpass/event-bus";
+import type { Kysely } from "@humanpass/db";
+import { ensureStreams, jetstreamManager, STREAMS, type StreamName } from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
-import type { Clock } from "@humanpass/service";
+import { type Clock, prepareConnections } from "@humanpass/service";
 import {
   connectTestNats,
   createTestDatabase,
@@ -11,7 +11,6 @@ import {
   type TestDatabase,
   testTopology,
 } from "@humanpass/testing";
-import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
 import pino from "pino";
@@ -85,11 +84,27 @@ export interface Harness {
 
 export async function setUp(label: string): Promise<Harness> {
   const database = await createTestDatabase(label);
-  const db = createDb<WebhooksDb>({ connectionString: database.url, schema: SCHEMA, max: 10 });
-  await migrateToLatest(db, { schema: SCHEMA, migrations });
-  const nats = await connectTestNats();
   const topology = testTopology();
-  await ensureStreams(await jetstreamManager(nats), topology, Object.keys(STREAMS) as StreamName[]);
+  const streams = Object.keys(STREAMS) as StreamName[];
+  const prepared = await prepareConnections({
+    name: "webhooks",
+    schema: SCHEMA,
+    migrations,
+    streams,
+    publishes: false,
+    databaseUrl: database.url,
+    topology,
+    logger,
+    // The topology step creates the streams in a deployment; here the test does.
+    async connectNats() {
+      const nats = await connectTestNats();
+      await ensureStreams(await jetstreamManager(nats), topology, streams);
+      return nats;
+    },
+    pool: { max: 10 },
+  });
+  const db = prepared.db as Kysely<WebhooksDb>;
+  const { nats } = prepared;
   return {
     database,
     db,

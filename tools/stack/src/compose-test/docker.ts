@@ -3,8 +3,8 @@
 // compose command is needed to find or drive them.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import { REPO_ROOT } from "@humanpass/testing/service-process";
 import Docker from "dockerode";
-import { REPO_ROOT } from "../processes.ts";
 
 export const docker = new Docker();
 

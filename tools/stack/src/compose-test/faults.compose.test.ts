@@ -14,10 +14,10 @@ import { createPool } from "@humanpass/db";
 import { ABIs } from "@humanpass/devnet";
 import { jetstreamManager } from "@humanpass/event-bus";
 import { sleep } from "@humanpass/retry";
+import { REPO_ROOT } from "@humanpass/testing/service-process";
 import type { Address } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { REPO_ROOT } from "../processes.ts";
 import { dashboardExpressions, metricNames, withGrafanaVariables } from "../promql.ts";
 import {
   postTracedCallback,

@@ -14,8 +14,8 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { sleep } from "@humanpass/retry";
 import { freePort } from "@humanpass/testing/ports";
+import { REPO_ROOT } from "@humanpass/testing/service-process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../processes.ts";
 import { SERVICE_NAMES } from "../stack.ts";
 
 const run = promisify(execFile);

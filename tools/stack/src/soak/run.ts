@@ -21,8 +21,14 @@ import {
   type Verdict,
 } from "../compose-test/invariants.ts";
 import { type Response, recordingFetch, runWorkload, type WorkloadRecord } from "../compose-test/workload.ts";
-import type { LogSink } from "../processes.ts";
-import { DEV_WEBHOOKS_ADMIN_TOKEN, randomPrefix, SERVICE_NAMES, type Stack, startStack } from "../stack.ts";
+import {
+  DEV_WEBHOOKS_ADMIN_TOKEN,
+  type LogSink,
+  randomPrefix,
+  SERVICE_NAMES,
+  type Stack,
+  startStack,
+} from "../stack.ts";
 import { postTracedCallback, TOKEN_NOT_VERIFIED } from "../verification-callback.ts";
 import { p99PerMinute } from "./analysis.ts";
 import { sampleServices, type Tick } from "./sampler.ts";
