@@ -376,15 +376,19 @@ describe("bad input over every endpoint", () => {
 
     pgProxy.cut();
     try {
-      const dbBacked: Array<[ServiceName, string, string]> = [
+      // agent-auth issues a challenge without the database (its nonces are stateless); spending one needs it.
+      const challenge = await fetch(`${stack.urls["agent-auth"]}/api/v1/challenge`);
+      expect(challenge.status).toBe(200);
+      const { nonce } = (await challenge.json()) as { nonce: string };
+      const dbBacked: Array<[ServiceName, string, string, string?]> = [
         ["verifier", "GET", "/api/status/12345"],
         ["attestations-api", "GET", "/api/v1/schemas"],
-        ["agent-auth", "GET", "/api/v1/challenge"],
+        ["agent-auth", "POST", "/api/v1/claim", JSON.stringify({ nonce, signature: `0x${"00".repeat(65)}` })],
       ];
-      for (const [service, method, path] of dbBacked) {
+      for (const [service, method, path, body] of dbBacked) {
         const outcome = await send(service, method, path, {
           headers: { "content-type": "application/json" },
-          body: method === "POST" ? "{}" : undefined,
+          body,
         });
         expect({ service, status: outcome.status }).toEqual({ service, status: 503 });
         expect(JSON.parse(outcome.body)).toMatchObject({ error: "database_unavailable" });
