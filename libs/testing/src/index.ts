@@ -59,6 +59,17 @@ export async function createTestDatabase(label = "t"): Promise<TestDatabase> {
       const c = new pg.Client({ connectionString: withDatabase(base, "postgres") });
       await c.connect();
       try {
+        // pg's Pool.end() resolves once it has asked its clients to close, not once their sessions have ended: a
+        // forced drop at that moment terminates them, and a client that reads the termination before its socket
+        // closes raises it as an uncaught error. Their sessions are waited for (briefly: `with (force)` still ends
+        // those a test left open).
+        for (const until = Date.now() + 1_000; Date.now() < until; await sleep(10)) {
+          const { rows } = await c.query<{ n: number }>(
+            "select count(*)::int as n from pg_stat_activity where datname = $1",
+            [name],
+          );
+          if (rows[0]?.n === 0) break;
+        }
         await c.query(`drop database if exists "${name}" with (force)`);
       } finally {
         await c.end();
