@@ -43,6 +43,10 @@ export default defineConfig({
           ],
           globalSetup: GLOBAL_SETUP,
           pool: "forks",
+          // Vitest's default is one worker fewer than the cores: one on a 2-core machine, which leaves the suite
+          // waiting on Postgres, NATS, the devnet and child services in turn. Each file is isolated (its own
+          // database and stream prefix), so two run side by side.
+          maxWorkers: 2,
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },
