@@ -11,7 +11,7 @@ import { type DevnetSummary, devnetSummary } from "../compose-devnet.ts";
 import { readStackFile, type StackFile } from "../stack-file.ts";
 import { containersOf, replicasOf } from "./docker.ts";
 import type { FaultEnv } from "./faults.ts";
-import { attestationsServed, SCHEMAS } from "./invariants.ts";
+import { attestationsServed, events, SCHEMAS } from "./invariants.ts";
 import type { WorkloadRecord } from "./workload.ts";
 
 export interface Harness {
@@ -98,8 +98,8 @@ async function consumersPending(nc: NatsConnection): Promise<number> {
 }
 
 /**
- * Waits (bounded) until every outbox is drained, every durable consumer has acknowledged all its stream holds, and
- * the API serves every attestation the workload wrote. Returns whether it got there; the invariants are checked
+ * Waits (bounded) until every outbox is drained, every durable consumer has acknowledged all its stream holds and
+ * applied every event of it, and the API serves every attestation the workload wrote. Returns whether it got there; the invariants are checked
  * either way.
  */
 export async function settle(
@@ -117,6 +117,11 @@ export async function settle(
       .then((r) => r.rows.reduce((sum, row) => sum + Number(row.n), 0))
       .catch(() => -1);
     if (pending !== 0 || (await consumersPending(nc).catch(() => -1)) !== 0) continue;
+    // A durable's pending count is its leader's view: on a cluster, a leader whose stream replica is still catching
+    // up after a fault reports 0 for a moment (seen: 0, then 54 pending a second later). Caught up is every
+    // consumer's inbox holding every event of its stream, as the appliedOnce invariant counts it.
+    const applied = await events(h.databaseUrl, nc).catch(() => []);
+    if (applied.length === 0 || !applied.every((v) => v.ok)) continue;
     const served = await attestationsServed(h.stack.urls["attestations-api"], h.record, attesterDids).catch(
       () => [],
     );
