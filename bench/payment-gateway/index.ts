@@ -10,13 +10,20 @@
 // standard, …) after a warm-up of both, so drift on a shared machine (other processes, the outbox relay catching
 // up) falls on both alike. CPU per request counts the gateway, the Postgres backends of this run's database, every
 // nats-server and the load generator; with both cores busy their ratio is the throughput ratio other load leaves.
+// Then the relay curve: the highest concurrency again with 1, 4 and 12 outbox relays on the gateway's outbox (the
+// gateway's own and relays started in the bench's process, as further replicas would run them), Postgres CPU per
+// paid request and per event at each: what more replicas cost the database they share.
 //   BENCH_REQUESTS (default 1500) per tier and concurrency, BENCH_CONCURRENCY (default "1,16": each is measured),
+//   BENCH_RELAYS (default "1,4,12"; "" skips the curve),
 //   BENCH_ROUNDS (default 4) rounds per tier, BENCH_AGENTS (default 16); BENCH_PROFILE_DIR: the gateway writes a
 //   CPU profile there (node --cpu-prof) when it stops.
 
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
+import { connectNats, type OutboxRelay, startOutboxRelay } from "@humanpass/event-bus";
 import { sleep } from "@humanpass/retry";
+import pg from "pg";
+import pino from "pino";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import {
   type GatewayBench,
@@ -30,12 +37,13 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1500);
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? "1,16").split(",").map(Number);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 16);
+const RELAYS = (process.env.BENCH_RELAYS ?? "1,4,12").split(",").filter(Boolean).map(Number);
 
 let bench: GatewayBench | undefined;
 
 type Tier = "standard" | "human";
 type Cpu = Record<"gateway" | "postgres" | "nats" | "client", number>;
-type Sample = { latencies: number[]; seconds: number; failures: number; cpu: Cpu };
+type Sample = { latencies: number[]; seconds: number; failures: number; cpu: Cpu; events: number };
 
 /** CPU time per process id of every process whose command name is `name` and whose command line has `filter`. */
 function namedCpuMs(name: string, filter = ""): Map<string, number> {
@@ -77,11 +85,22 @@ function cpuBetween(before: CpuReading, after: CpuReading): Cpu {
   };
 }
 
+let database: pg.Client | undefined;
+
+/** Outbox rows the gateway has written so far. */
+async function outboxRows(): Promise<number> {
+  const { rows } = await database!.query<{ n: string }>(
+    "select coalesce(max(seq), 0) as n from payment_gateway.outbox",
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
 /** Sends `headers` as paid requests, `concurrency` at a time. */
 async function run(url: string, headers: string[], concurrency: number): Promise<Sample> {
   const latencies: number[] = [];
   let next = 0;
   let failures = 0;
+  const rowsBefore = await outboxRows();
   const cpuBefore = cpuNow();
   const started = performance.now();
   await Promise.all(
@@ -100,7 +119,8 @@ async function run(url: string, headers: string[], concurrency: number): Promise
   const seconds = (performance.now() - started) / 1000;
   // The events of these requests are published after their responses: let the relay finish before reading CPU.
   await sleep(300);
-  return { latencies, seconds, failures, cpu: cpuBetween(cpuBefore, cpuNow()) };
+  const cpu = cpuBetween(cpuBefore, cpuNow());
+  return { latencies, seconds, failures, cpu, events: (await outboxRows()) - rowsBefore };
 }
 
 function summary(samples: Sample[]) {
@@ -112,6 +132,8 @@ function summary(samples: Sample[]) {
     p50: at(0.5),
     p99: at(0.99),
     failures: samples.reduce((sum, s) => sum + s.failures, 0),
+    requests: latencies.length,
+    events: samples.reduce((sum, s) => sum + s.events, 0),
     // µs of CPU per request, each process.
     cpu: Object.fromEntries(
       (["gateway", "postgres", "nats", "client"] as const).map((k) => [
@@ -176,6 +198,8 @@ async function main() {
     process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [],
   );
   const url = `${gateway}/bench`;
+  database = new pg.Client({ connectionString: bench.databaseUrl });
+  await database.connect();
 
   process.stdout.write(
     `preparing ${REQUESTS} payments per tier and concurrency (${AGENTS} agents), plus a warm-up…\n`,
@@ -211,9 +235,43 @@ async function main() {
         `c=${String(concurrency).padEnd(3)} standard / human CPU per request ${results.cpuRatio.toFixed(3)} (median of the rounds: ${results.cpuRatios.map((x) => x.toFixed(3)).join(", ")})\n`,
     );
   }
+  if (RELAYS.length > 0) await relayCurve(url, prepare, Math.max(...CONCURRENCIES));
   process.stdout.write(
     `load average (1 min) before ${loadBefore[0]!.toFixed(2)}, after ${loadavg()[0]!.toFixed(2)}\n`,
   );
+}
+
+/** Both tiers at `concurrency` with 1, 4, 12, … relays on the gateway's outbox. */
+async function relayCurve(url: string, prepare: () => Promise<Record<Tier, string[]>>, concurrency: number) {
+  const nats = await connectNats(bench!.natsUrl, pino({ level: "silent" }), "bench-relays");
+  const extra: OutboxRelay[] = [];
+  try {
+    for (const relays of RELAYS) {
+      while (extra.length < relays - 1) {
+        extra.push(
+          startOutboxRelay({
+            nats,
+            schema: "payment_gateway",
+            logger: pino({ level: "warn" }),
+            connectionString: bench!.databaseUrl,
+          }),
+        );
+      }
+      const results = await compare(url, await prepare(), concurrency);
+      for (const tier of ["standard", "human"] as const) {
+        const r = results[tier];
+        const requests = r.requests;
+        process.stdout.write(
+          `relays=${String(relays).padEnd(3)} c=${concurrency} ${tier.padEnd(9)} ${r.rps.toFixed(0).padStart(6)} paid req/s   ` +
+            `Postgres CPU µs per paid request ${r.cpu.postgres.toFixed(0)}, per event ${((r.cpu.postgres * requests) / Math.max(1, r.events)).toFixed(0)} ` +
+            `(${(r.events / requests).toFixed(2)} events per request)\n`,
+        );
+      }
+    }
+  } finally {
+    await Promise.all(extra.map((r) => r.stop()));
+    await nats.close();
+  }
 }
 
 main()
@@ -221,4 +279,7 @@ main()
     process.stderr.write(`${error instanceof Error ? error.stack : error}\n`);
     process.exitCode = 1;
   })
-  .finally(() => bench?.cleanUp());
+  .finally(async () => {
+    await database?.end();
+    await bench?.cleanUp();
+  });

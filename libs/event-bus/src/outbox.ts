@@ -42,7 +42,7 @@ export const outboxMigration: Migration = {
       .column("seq")
       .where(sql.ref("published_at"), "is", null)
       .execute();
-    // One NOTIFY per inserting statement, at commit, wakes the relays: producers pay no extra round trip.
+    // Replaced by `dropOutboxNotifyMigration`; kept as it ran, so that databases migrate through the same steps.
     await sql`
       create or replace function outbox_notify() returns trigger language plpgsql as $$
       begin
@@ -104,6 +104,20 @@ export const dropInboxMigration: ContractMigration = {
   },
 };
 
+/**
+ * The outbox's NOTIFY trigger goes: before PostgreSQL 19 every NOTIFY signals every backend listening in the
+ * database, whatever its channel, and notifying commits serialize on one cluster-wide lock, so its cost grew with
+ * the number of relays (replicas × services) sharing the database. A producer now wakes its own process's relay
+ * (`OutboxRelay.wake`) once its transaction commits; relays find other processes' rows by their poll. During a
+ * rollout a relay of the previous release, still listening, finds the new release's rows by its poll (1 s).
+ */
+export const dropOutboxNotifyMigration: Migration = {
+  async up(db) {
+    await sql`drop trigger if exists outbox_notify on outbox`.execute(db);
+    await sql`drop function if exists outbox_notify()`.execute(db);
+  },
+};
+
 export interface OutboxTables {
   outbox: {
     seq: string;
@@ -123,10 +137,6 @@ export interface OutboxEvent<D = unknown> {
   type: string;
   data: D;
   subject?: string;
-}
-
-export function notifyChannel(schema: string): string {
-  return `outbox_${schema}`;
 }
 
 export interface OutboxRow {
@@ -160,8 +170,32 @@ export async function enqueue(
   const list = Array.isArray(events) ? events : [events];
   if (list.length === 0) return [];
   const rows = outboxRows(topology, list);
-  await trx.executeQuery(CompiledQuery.raw(outboxInsert("$1::jsonb"), [JSON.stringify(rows)]));
+  await writeOutboxRows(trx, rows);
   return rows.map((r) => r.event);
+}
+
+// Up to this many rows go as a VALUES list, one parameter per column; more as one jsonb array. Postgres parses and
+// plans a short VALUES list for less than it spends taking the jsonb array apart (docs/performance-decisions.md).
+const VALUES_ROWS = 50;
+
+/**
+ * Inserts `rows` (of `outboxRows`, which fixed each one's trace context) in their order, in one statement: for a
+ * producer that gathers rows made at different moments, e.g. several requests' events in one commit.
+ */
+export async function writeOutboxRows(trx: Transaction<any> | Kysely<any>, rows: OutboxRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  if (rows.length > VALUES_ROWS) {
+    await trx.executeQuery(CompiledQuery.raw(outboxInsert("$1::jsonb"), [JSON.stringify(rows)]));
+    return;
+  }
+  const values: unknown[] = [];
+  const tuples = rows.map((r) => {
+    const n = values.push(r.id, r.subject, JSON.stringify(r.event), JSON.stringify(r.trace));
+    return `($${n - 3}::uuid, $${n - 2}, $${n - 1}::jsonb, $${n}::jsonb)`;
+  });
+  await trx.executeQuery(
+    CompiledQuery.raw(`insert into outbox (id, subject, event, trace) values ${tuples.join(", ")}`, values),
+  );
 }
 
 /**
@@ -182,9 +216,14 @@ export interface OutboxRelayOptions {
   nats: NatsConnection;
   schema: string;
   logger: Logger;
-  /** The relay's own connection: it LISTENs for the outbox's NOTIFY and claims and marks rows on it. */
+  /** The relay's own connection: it claims and marks rows on it. */
   connectionString: string;
   batchSize?: number;
+  /**
+   * How often the relay looks for rows nobody woke it for (default 1000): rows another process committed and its
+   * own relay has not published (that process stopped, or its relay is behind). Its own process's rows come with a
+   * `wake`.
+   */
   pollIntervalMs?: number;
   publishTimeoutMs?: number;
   /** How long a claim or mark may take before the relay gives its connection up and opens another. */
@@ -192,7 +231,7 @@ export interface OutboxRelayOptions {
   maxBackoffMs?: number;
   /**
    * After a partial batch, how long to let further commits land before claiming again (default 10). Every commit
-   * notifies; without this pause a producer of small transactions costs a relay cycle (claim, publish, mark: two
+   * wakes the relay; without this pause a producer of small transactions costs a relay cycle (claim and mark: two
    * round trips to Postgres, one to JetStream) per commit, more CPU than the producer's own work, taken from the
    * requests its process serves. Each event waits at most this long more.
    */
@@ -202,6 +241,8 @@ export interface OutboxRelayOptions {
 }
 
 export interface OutboxRelay {
+  /** Rows were committed in this process: publish them now, not at the next poll. Cheap; call after each commit. */
+  wake(): void;
   stop(): Promise<void>;
   readonly stats: { published: number; failures: number };
 }
@@ -209,10 +250,15 @@ export interface OutboxRelay {
 type ClaimedRow = { seq: string; id: string; subject: string; event: string; trace: Record<string, string> };
 
 /**
- * Publishes outbox rows to JetStream. Rows are claimed with FOR UPDATE SKIP LOCKED, so replicas share the work;
- * a row is marked only after its PubAck, and Nats-Msg-Id lets JetStream drop the copy a crash in between resends.
- * A batch is two round trips on the relay's own connection, `begin` + claim and mark + `commit`, each sent as one
- * simple-protocol query: a relay woken for every small commit spent more on round trips than on publishing.
+ * Publishes outbox rows to JetStream. A batch is one transaction on the relay's own connection: its first
+ * statement marks the oldest unpublished rows published and returns them (FOR UPDATE SKIP LOCKED: replicas share
+ * the work), the rows are published, and only after every PubAck does the transaction commit; a failed publish
+ * rolls the mark back. Nats-Msg-Id lets JetStream drop the copy a crash before the commit resends. Two round
+ * trips to Postgres per batch (`begin` + mark, `commit`), each one simple-protocol query.
+ *
+ * The relay's commits do not wait for the WAL flush (`synchronous_commit = off`): a mark lost to a Postgres crash
+ * only publishes its rows again, which JetStream's duplicate window and the consumers' inboxes absorb. The
+ * producers' own commits, which hold the events, stay synchronous.
  */
 export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { nats, schema, logger, connectionString } = options;
@@ -224,8 +270,9 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const outbox = `${pg.escapeIdentifier(schema)}.outbox`;
   // The event as Postgres prints it: parsing the jsonb only to stringify it again cost more than publishing.
   const claim =
-    `begin; select seq, id, subject, event::text as event, trace from ${outbox} ` +
-    `where published_at is null order by seq limit ${batchSize} for update skip locked`;
+    `begin; update ${outbox} o set published_at = now() from (select seq from ${outbox} ` +
+    `where published_at is null order by seq limit ${batchSize} for update skip locked) c where o.seq = c.seq ` +
+    "returning o.seq, o.id, o.subject, o.event::text as event, o.trace";
   const stats = { published: 0, failures: 0 };
   const meter = options.meter ?? createNoopMeter();
   const publishDuration = meter.createHistogram("humanpass_outbox_publish_duration_seconds", {
@@ -241,15 +288,15 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   failures.add(0);
   published.add(0);
   let running = true;
-  // Aborted by a NOTIFY or by stop(): ends the relay's current wait.
-  let wake: AbortController | undefined;
-  let notified = false;
+  // Aborted by a wake or by stop(): ends the relay's current wait.
+  let wakeUp: AbortController | undefined;
+  let woken = false;
   let client: pg.Client | undefined;
 
   async function wait(ms: number): Promise<void> {
-    wake = new AbortController();
-    await sleep(ms, wake.signal);
-    wake = undefined;
+    wakeUp = new AbortController();
+    await sleep(ms, wakeUp.signal);
+    wakeUp = undefined;
   }
 
   async function connection(): Promise<pg.Client> {
@@ -261,10 +308,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       // A connection that stopped answering (no FIN, no RST) would otherwise hold the relay for the kernel's
       // retransmission timeout, a quarter of an hour.
       query_timeout: options.queryTimeoutMs ?? 30_000,
-    });
-    fresh.on("notification", () => {
-      notified = true;
-      wake?.abort();
+      options: "-c synchronous_commit=off",
     });
     fresh.on("error", (e) => {
       logger.warn({ err: e.message }, "outbox relay lost its database connection; reconnecting");
@@ -273,7 +317,6 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     });
     try {
       await fresh.connect();
-      await fresh.query(`listen ${pg.escapeIdentifier(notifyChannel(schema))}`);
     } catch (e) {
       await fresh.end().catch(() => {});
       throw e;
@@ -286,16 +329,15 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     const db = await connection();
     try {
       const [, claimed] = (await db.query(claim)) as unknown as [pg.QueryResult, pg.QueryResult<ClaimedRow>];
-      const rows = claimed.rows;
+      // RETURNING follows no order: publish in the outbox's.
+      const rows = claimed.rows.sort((a, b) => Number(BigInt(a.seq) - BigInt(b.seq)));
       if (rows.length === 0) {
         // Nothing waits on this commit: the next query on the connection queues behind it.
         db.query("commit").catch(() => {});
         return 0;
       }
       await publish(rows);
-      await db.query(
-        `update ${outbox} set published_at = now() where seq = any('{${rows.map((r) => BigInt(r.seq)).join(",")}}'::bigint[]); commit`,
-      );
+      await db.query("commit");
       return rows.length;
     } catch (e) {
       await db.query("rollback").catch(() => {
@@ -339,13 +381,13 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     let failed = 0;
     while (running) {
       try {
-        notified = false;
+        woken = false;
         const n = await publishBatch();
         stats.published += n;
         if (n > 0) published.add(n);
         failed = 0;
         if (n < batchSize) {
-          if (running && !notified) await wait(pollIntervalMs);
+          if (running && !woken) await wait(pollIntervalMs);
           if (running && gatherMs > 0) await sleep(gatherMs);
         }
       } catch (e) {
@@ -365,9 +407,13 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
   return {
     stats,
+    wake() {
+      woken = true;
+      wakeUp?.abort();
+    },
     async stop() {
       running = false;
-      wake?.abort();
+      wakeUp?.abort();
       await loop;
       publisher.close();
       await client?.end().catch(() => {});

@@ -129,16 +129,34 @@ describe("outbox relay and inbox consumer", () => {
     expect(new Set(ids)).toEqual(new Set(outboxIds));
   });
 
-  it("wakes on the commit's NOTIFY rather than waiting for its next poll", async () => {
-    const relay = startRelay({ pollIntervalMs: 600_000 });
+  it("publishes at once when its process wakes it after a commit, and another process's rows at its next poll", async () => {
+    const woken = startRelay({ pollIntervalMs: 600_000 });
     try {
       await sleep(500);
-      const before = relay.stats.published;
+      const before = woken.stats.published;
       await enqueueMany(3, 50_000);
-      await eventually(() => relay.stats.published === before + 3, 10_000);
+      woken.wake();
+      await eventually(() => woken.stats.published === before + 3, 10_000);
     } finally {
-      await relay.stop();
+      await woken.stop();
     }
+    // Committed by a process whose relay never runs: a relay elsewhere finds the rows by its poll.
+    await enqueueMany(2, 50_100);
+    const polling = startRelay({ pollIntervalMs: 100 });
+    try {
+      await eventually(async () => (await unpublished()) === 0, 10_000);
+      expect(polling.stats.published).toBe(2);
+    } finally {
+      await polling.stop();
+    }
+  });
+
+  it("leaves the database's other backends alone: the outbox has no NOTIFY trigger", async () => {
+    const { rows } = await sql<{ triggers: number }>`
+      select count(*)::int as triggers from pg_trigger t join pg_class c on c.oid = t.tgrelid
+      join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = ${SCHEMA} and c.relname = 'outbox' and not t.tgisinternal`.execute(db);
+    expect(rows[0]?.triggers).toBe(0);
   });
 
   it("publishes the commits that land while it gathers in one batch", async () => {
@@ -147,8 +165,10 @@ describe("outbox relay and inbox consumer", () => {
       await sleep(500);
       const before = relay.stats.published;
       await enqueueMany(1, 60_000);
+      relay.wake();
       await sleep(100);
       await enqueueMany(1, 60_001);
+      relay.wake();
       await eventually(() => relay.stats.published === before + 2, 10_000);
     } finally {
       await relay.stop();

@@ -50,6 +50,11 @@ export interface ServiceRuntime<C> {
   http: HttpServerSettings;
   /** The service's instruments (pool, NATS and outbox series already in): for its app, consumers and workers. */
   metrics: ServiceMetrics;
+  /**
+   * Call once a statement or transaction that wrote outbox rows has committed: this process's relay publishes them
+   * at once instead of at its next poll (`OutboxRelay.wake`). Does nothing in a service that does not publish.
+   */
+  outboxCommitted: () => void;
 }
 
 export interface ServiceDefinition<S extends TObject, C = Static<S>> {
@@ -271,7 +276,8 @@ export async function prepareService<S extends TObject>(
         handlerMs: config.HTTP_HANDLER_TIMEOUT_MS,
       },
     };
-    const runtime = { config, logger, db, pool, nats, topology, readiness, http, metrics };
+    const outboxCommitted = relay ? () => relay.wake() : () => {};
+    const runtime = { config, logger, db, pool, nats, topology, readiness, http, metrics, outboxCommitted };
     const started = await definition.start(runtime);
     consumers = started.consumers ?? [];
     const purges = startPeriodicJobs(

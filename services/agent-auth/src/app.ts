@@ -27,6 +27,8 @@ export interface AppDeps {
   /** Who stands behind an agent: the attestations API client, usually behind the cache. */
   resolver: HumanLookup;
   oneClaimPerHuman: boolean;
+  /** Wakes this process's outbox relay after a commit that wrote events (`ServiceRuntime.outboxCommitted`). */
+  outboxCommitted?: () => void;
   clock?: Clock;
   readiness?: Record<string, () => Promise<unknown>>;
   /** TRUST_PROXY and the HTTP timeouts. */
@@ -49,6 +51,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   const recorder = createClaimRecorder(db, claimEvents(deps.topology), {
     resource: terms.resource,
     oneClaimPerHuman: deps.oneClaimPerHuman,
+    outboxCommitted: deps.outboxCommitted,
   });
 
   const metrics = deps.metrics ?? createMetrics({ serviceName: "agent-auth" });

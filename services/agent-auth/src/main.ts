@@ -18,7 +18,7 @@ await runService({
   checkConfig: checkSettings,
   streams: ["AGENT_AUTH", "CHAIN"],
   publishes: true,
-  async start({ config, logger, db, pool, nats, topology, readiness, http, metrics }) {
+  async start({ config, logger, db, pool, nats, topology, readiness, http, metrics, outboxCommitted }) {
     const terms = publicTerms(config);
     const { resolver, cache } = createRegistry({
       attestationsApiUrl: config.ATTESTATIONS_API_URL,
@@ -44,6 +44,7 @@ await runService({
       terms,
       resolver,
       oneClaimPerHuman: config.ONE_CLAIM_PER_HUMAN,
+      outboxCommitted,
       readiness,
       http,
       metrics,

@@ -36,6 +36,8 @@ export interface IndexerDeps {
   settings: IndexerSettings;
   logger: Logger;
   metrics: IndexerMetrics;
+  /** Wakes this process's outbox relay after a commit that wrote events (`ServiceRuntime.outboxCommitted`). */
+  outboxCommitted?: () => void;
 }
 
 export interface Indexer {
@@ -267,6 +269,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       });
       return records.length;
     });
+    deps.outboxCommitted?.();
     metrics.reorgs.add(1);
     metrics.records.add(1, { type: "blocks_reverted" });
     metrics.indexedBlock.record(Number(found.number));
@@ -375,6 +378,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       await recordRange(trx, chainId, range.blocks, built.emitted);
       await pruneBelow(trx, chainId, to - settings.reorgWindowBlocks);
     });
+    if (built.events.length > 0) deps.outboxCommitted?.();
   }
 
   async function commit(cursor: Cursor | undefined, range: PreparedRange): Promise<void> {

@@ -15,7 +15,7 @@ await runService({
   env: ChainIndexerEnv,
   streams: ["CHAIN"],
   publishes: true,
-  async start({ config, logger, db, topology, readiness, http, metrics: service }) {
+  async start({ config, logger, db, topology, readiness, http, metrics: service, outboxCommitted }) {
     const settings = indexerSettings(config);
     const client = createChainClient(config.RPC_URL, { timeoutMs: config.RPC_TIMEOUT_MS });
     const metrics = createIndexerMetrics(service);
@@ -26,6 +26,7 @@ await runService({
       settings,
       logger,
       metrics,
+      outboxCommitted,
     });
     await indexer.checkChain();
     const app = await buildApp({

@@ -30,7 +30,7 @@ await runService({
   streams: ["PAYMENTS", "CHAIN"],
   publishes: true,
   checkConfig: checkSettings,
-  async start({ config, logger, db, nats, topology, readiness, http, pool, metrics }) {
+  async start({ config, logger, db, nats, topology, readiness, http, pool, metrics, outboxCommitted }) {
     const routesFile = loadRoutesFile(config.ROUTES_FILE);
     const inMemory = config.USAGE_STORAGE === "memory";
     if (inMemory)
@@ -59,8 +59,8 @@ await runService({
       cache: { invalidate: (revocation) => verifier.revoke(revocation), clear: () => verifier.clear() },
       meter: metrics.meter,
     });
-    const events = outboxPaymentEvents(db, topology, logger);
-    const store = inMemory ? undefined : new GatewayHumanProofStore(pool, topology, logger);
+    const events = outboxPaymentEvents(db, topology, logger, outboxCommitted);
+    const store = inMemory ? undefined : new GatewayHumanProofStore(pool, topology, logger, outboxCommitted);
     const admissions =
       store ??
       sequentialAdmissions({

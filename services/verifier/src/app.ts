@@ -31,6 +31,8 @@ export interface VerifierAppOptions {
   /** Extra session-id source for tests that need a known id. */
   drawSessionId?: () => number;
   /** The service's instruments (served at /metrics); a set of the app's own when absent. */
+  /** Wakes this process's outbox relay after a commit that wrote events (`ServiceRuntime.outboxCommitted`). */
+  outboxCommitted?: () => void;
   metrics?: ServiceMetrics;
 }
 
@@ -57,7 +59,11 @@ export async function buildVerifierApp(options: VerifierAppOptions): Promise<Htt
       liveRequest: (sessionId, now) => findLiveSessionRequest(db, sessionId, now),
       status: (sessionId, now) => sessionStatus(db, sessionId, now),
     },
-    recordVerification: (input) => recordVerification(db, topology, input),
+    recordVerification: async (input) => {
+      const outcome = await recordVerification(db, topology, input);
+      if (outcome === "recorded") options.outboxCommitted?.();
+      return outcome;
+    },
   };
   verificationRequestRoute(app, deps);
   statusRoute(app, deps);

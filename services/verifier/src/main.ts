@@ -18,7 +18,7 @@ await runService({
   env: VerifierEnv,
   streams: ["VERIFIER"],
   publishes: true,
-  async start({ config, logger, db, topology, readiness, http, metrics }) {
+  async start({ config, logger, db, topology, readiness, http, metrics, outboxCommitted }) {
     const settings = verifierSettings(config);
     const verification = verificationSettings(config, bundledContextsDir);
     if (isLoopbackHost(settings.hostUrl)) {
@@ -52,6 +52,7 @@ await runService({
       topology,
       settings,
       verifier: pool,
+      outboxCommitted,
       readiness,
       http,
       metrics,

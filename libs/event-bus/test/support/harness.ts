@@ -10,7 +10,13 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Kysely } from "kysely";
 import pino from "pino";
-import { type EventHandler, ensureStreams, outboxMigration, purgeIndexesMigration } from "../../src/index.ts";
+import {
+  dropOutboxNotifyMigration,
+  type EventHandler,
+  ensureStreams,
+  outboxMigration,
+  purgeIndexesMigration,
+} from "../../src/index.ts";
 
 export const SCHEMA = "svc";
 export const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
@@ -34,6 +40,7 @@ export async function setUpDatabase(label: string): Promise<{ database: TestData
         },
       },
       "0003_purge_indexes": purgeIndexesMigration,
+      "0004_drop_outbox_notify": dropOutboxNotifyMigration,
     },
   });
   return { database, db };

@@ -12,8 +12,15 @@ import { checkedPaymentEvent, paymentEventOf } from "../events/payment-events.ts
  */
 export class GatewayHumanProofStore extends PostgresHumanProofStore {
   private readonly logger: Logger;
+  private readonly outboxCommitted: () => void;
 
-  constructor(pool: Pick<Pool, "query">, topology: Topology, logger: Logger) {
+  /** `outboxCommitted` wakes this process's outbox relay after an admission that wrote events. */
+  constructor(
+    pool: Pick<Pool, "query">,
+    topology: Topology,
+    logger: Logger,
+    outboxCommitted: () => void = () => {},
+  ) {
     super(pool, {
       events: {
         rows: (events: HumanProofEvent[]) =>
@@ -30,11 +37,14 @@ export class GatewayHumanProofStore extends PostgresHumanProofStore {
       },
     });
     this.logger = logger;
+    this.outboxCommitted = outboxCommitted;
   }
 
   override async admit(admission: ProofAdmission): Promise<AdmissionOutcome> {
     try {
-      return await super.admit(admission);
+      const outcome = await super.admit(admission);
+      if (outcome.nonceFresh) this.outboxCommitted();
+      return outcome;
     } catch (error) {
       // The human-proof hook turns any failure into a refusal; the reason must reach the operators.
       this.logger.error(

@@ -1,14 +1,16 @@
 import type { Kysely } from "@humanpass/db";
 import {
-  enqueue,
   eventSchema,
   type HumanNotRegisteredData,
   type HumanVerifiedData,
   type MaxUseExceededData,
   type OutboxEvent,
+  type OutboxRow,
+  outboxRows,
   type PaymentFailedData,
   type PaymentSettledData,
   type Topology,
+  writeOutboxRows,
 } from "@humanpass/event-bus";
 import type { HumanProofEvent } from "@humanpass/human-proof";
 import type { Logger } from "@humanpass/telemetry";
@@ -97,33 +99,52 @@ export function checkedPaymentEvent(
  * `emit` resolves once the row is committed, so a caller that awaits it (settlement, before the response) loses
  * nothing to a crash; events raised through the SDK's synchronous `onEvent` are written in the background and
  * `drain` (at shutdown) waits for them. A write that fails is logged and does not fail the payment it describes.
+ *
+ * Events emitted while a write is in flight go together in the next one (group commit): one statement and one
+ * commit for the requests settling at once, instead of one each. Each row keeps its own request's trace context.
  */
 export function outboxPaymentEvents(
   db: Kysely<any>,
   topology: Topology,
   logger: Logger,
+  outboxCommitted: () => void = () => {},
 ): Required<PaymentEvents> {
-  const inFlight = new Set<Promise<void>>();
+  let waiting: { row: OutboxRow; type: PaymentEventType; written: () => void }[] = [];
+  let writing: Promise<void> | undefined;
 
-  async function write(type: PaymentEventType, data: unknown): Promise<void> {
-    const event = checkedPaymentEvent(type, data, logger);
-    if (!event) return;
-    try {
-      // enqueue captures the caller's trace context before its first await, so the event keeps it.
-      await enqueue(db, topology, event);
-    } catch (error) {
-      logger.error({ err: error, type }, "payment event could not be written to the outbox");
+  async function writeWaiting(): Promise<void> {
+    while (waiting.length > 0) {
+      const batch = waiting;
+      waiting = [];
+      try {
+        await writeOutboxRows(
+          db,
+          batch.map((w) => w.row),
+        );
+        outboxCommitted();
+      } catch (error) {
+        logger.error(
+          { err: error, types: batch.map((w) => w.type) },
+          "payment events could not be written to the outbox",
+        );
+      }
+      for (const w of batch) w.written();
     }
+    writing = undefined;
   }
 
   return {
-    async emit(type, data) {
-      const writing = write(type, data).finally(() => inFlight.delete(writing));
-      inFlight.add(writing);
-      await writing;
+    emit(type, data) {
+      const event = checkedPaymentEvent(type, data, logger);
+      if (!event) return Promise.resolve();
+      // The row is made now, so that it carries the trace context of the request that emits it.
+      const [row] = outboxRows(topology, [event]);
+      const written = new Promise<void>((resolve) => waiting.push({ row: row!, type, written: resolve }));
+      writing ??= writeWaiting();
+      return written;
     },
     async drain() {
-      while (inFlight.size > 0) await Promise.all([...inFlight]);
+      while (writing) await writing;
     },
   };
 }

@@ -1,5 +1,10 @@
 import type { Migration } from "@humanpass/db";
-import { dropInboxMigration, outboxMigration, purgeIndexesMigration } from "@humanpass/event-bus";
+import {
+  dropInboxMigration,
+  dropOutboxNotifyMigration,
+  outboxMigration,
+  purgeIndexesMigration,
+} from "@humanpass/event-bus";
 import { noncesAndClaims } from "./0002_nonces_and_claims.ts";
 import { usedNoncesMigration } from "./0005_used_nonces.ts";
 
@@ -9,4 +14,5 @@ export const migrations: Record<string, Migration> = {
   "0003_drop_inbox": dropInboxMigration,
   "0004_purge_indexes": purgeIndexesMigration,
   "0005_used_nonces": usedNoncesMigration,
+  "0006_drop_outbox_notify": dropOutboxNotifyMigration,
 };

@@ -1,5 +1,10 @@
 import type { Migration } from "@humanpass/db";
-import { dropInboxMigration, outboxMigration, purgeIndexesMigration } from "@humanpass/event-bus";
+import {
+  dropInboxMigration,
+  dropOutboxNotifyMigration,
+  outboxMigration,
+  purgeIndexesMigration,
+} from "@humanpass/event-bus";
 import { humanUsageMigration } from "./0002_human_usage.ts";
 import { paymentReservationsMigration } from "./0003_payment_reservations.ts";
 import { humanProofStoreMigration } from "./0006_human_proof_store.ts";
@@ -11,4 +16,5 @@ export const migrations: Record<string, Migration> = {
   "0004_drop_inbox": dropInboxMigration,
   "0005_purge_indexes": purgeIndexesMigration,
   "0006_human_proof_store": humanProofStoreMigration,
+  "0007_drop_outbox_notify": dropOutboxNotifyMigration,
 };
