@@ -172,6 +172,7 @@ try {
     client,
     topology,
     logger,
+    outboxCommitted: () => relay.wake(),
     metrics: createIndexerMetrics(),
     settings: {
       chainId: devnet.chainId,

@@ -12,6 +12,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createDb, dropDatabase, ensureDatabase, migrateToLatest, sql } from "@humanpass/db";
 import {
   connectNats,
+  dropOutboxNotifyMigration,
   enqueue,
   ensureStreams,
   jetstreamManager,
@@ -38,7 +39,10 @@ const topology = { prefix: `bench${randomBytes(4).toString("hex")}` };
 
 await ensureDatabase(url);
 const db = createDb<any>({ connectionString: url, schema: "bench", max: 12 });
-await migrateToLatest(db, { schema: "bench", migrations: { "0001_outbox": outboxMigration } });
+await migrateToLatest(db, {
+  schema: "bench",
+  migrations: { "0001_outbox": outboxMigration, "0002_drop_outbox_notify": dropOutboxNotifyMigration },
+});
 await sql`create table bench.applied (event_id text primary key)`.execute(db);
 const nats = await connectNats(process.env.NATS_URL ?? "nats://127.0.0.1:4222", logger);
 const jsm = await jetstreamManager(nats);
@@ -114,6 +118,7 @@ await Promise.all(
           })),
         ),
       );
+      relay.wake();
       const now = Date.now();
       for (const e of written) {
         created.set(e.id, Date.parse(e.time));

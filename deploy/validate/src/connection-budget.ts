@@ -1,6 +1,6 @@
 /**
  * Postgres connections a rendered overlay can open at its peak must fit the limits it sets: each service at its
- * HPA's maximum plus the rollout's surge, every pod holding its pool (DB_POOL_MAX), its outbox relay's listening
+ * HPA's maximum plus the rollout's surge, every pod holding its pool (DB_POOL_MAX), its outbox relay's
  * connection and the one its start-up migration takes, within its role's `connectionLimit`; all roles' limits plus
  * what Postgres and the operator keep for themselves within `max_connections`. A Deployment an HPA scales sets no
  * `replicas` of its own: each apply would reset the count the HPA chose.
@@ -9,7 +9,7 @@ import type { Problem } from "./problems.ts";
 
 type Obj = Record<string, any>;
 
-/** The relay's LISTEN connection and the start-up migration's, beside the pool. */
+/** The outbox relay's connection and the start-up migration's, beside the pool. */
 const CONNECTIONS_BESIDE_THE_POOL = 2;
 /** superuser_reserved_connections (3) and CloudNativePG's instance manager and exporter. */
 const RESERVED_CONNECTIONS = 13;

@@ -58,6 +58,7 @@ it("continues the producer's trace in the consumer across the outbox hop", async
   try {
     const producerTraceId = await trace.getTracer("test").startActiveSpan("claim request", async (span) => {
       await db.transaction().execute((trx) => enqueue(trx, topology, testEvent(1)));
+      relay.wake();
       span.end();
       return span.spanContext().traceId;
     });

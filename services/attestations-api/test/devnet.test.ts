@@ -55,6 +55,7 @@ beforeAll(async () => {
     topology: h.topology,
     logger,
     metrics: createIndexerMetrics(),
+    outboxCommitted: () => relay.wake(),
     settings: {
       chainId: devnet.chainId,
       attestationRegistry: devnet.addresses.attestationRegistry,
