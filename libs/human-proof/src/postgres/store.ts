@@ -151,14 +151,12 @@ export class PostgresHumanProofStore implements ProofAdmissions, PaymentReservat
   async reserve(authorization: PaymentAuthorization, claimant?: string): Promise<boolean> {
     if (claimant !== undefined && this.claimedWithAdmission.delete(claimant)) return true;
     const { network, asset, payer, nonce, expiresAt } = authorization;
-    const { rows } = await this.pool.query(RESERVE, [
-      network,
-      asset,
-      payer,
-      nonce,
-      expiresAt,
-      claimant ?? null,
-    ]);
+    // Named: each request of the standard tier runs it, and Postgres then plans it once per connection.
+    const { rows } = await this.pool.query({
+      name: "humanpass-payment-reserve",
+      text: RESERVE,
+      values: [network, asset, payer, nonce, expiresAt, claimant ?? null],
+    });
     return rows.length > 0;
   }
 
