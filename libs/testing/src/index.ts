@@ -150,15 +150,6 @@ export function testBus(options: { streams: StreamName[]; record?: string }): Pa
   };
 }
 
-/** Stops what a service's `prepareConnections` started: its outbox relay, then its pool. */
-export async function stopConnections(connections: {
-  db: { destroy(): Promise<void> };
-  relay?: { stop(): Promise<void> };
-}): Promise<void> {
-  await connections.relay?.stop();
-  await connections.db.destroy();
-}
-
 /** Polls until `check` returns a truthy value or the timeout passes; returns that value. */
 export async function eventually<T>(
   check: () => Promise<T> | T,

@@ -32,18 +32,17 @@ import {
 } from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
 import { PostgresUsedNonceStore } from "@humanpass/human-proof/postgres";
-import { prepareConnections } from "@humanpass/service";
 import {
   buildStack,
   eventually,
   freePort,
   type ServiceProcess,
   startServiceMain,
-  stopConnections,
   type TestDatabase,
   testBus,
   testDatabase,
 } from "@humanpass/testing";
+import { serviceConnections } from "@humanpass/testing/service-connections";
 import { jetstream } from "@nats-io/jetstream";
 import type { Hex } from "viem";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
@@ -118,22 +117,18 @@ export async function startStack(label: string): Promise<Stack> {
       start: ({ devnet, database, bus }) => startChainIndexer(devnet, database.url, bus.topology),
       stop: (indexer) => indexer.stop(),
     })
-    .add("apiConnections", {
-      start: ({ database, bus }) =>
-        prepareConnections({
-          name: "attestations-api",
-          schema: API_SCHEMA,
-          migrations: apiMigrations,
-          streams: ["CHAIN", "VERIFIER"],
-          publishes: false,
-          databaseUrl: database.url,
-          topology: bus.topology,
-          logger,
-          connectNats: async () => bus.nats,
-          pool: { max: 6 },
-        }),
-      stop: stopConnections,
-    })
+    .add(
+      "apiConnections",
+      serviceConnections({
+        name: "attestations-api",
+        schema: API_SCHEMA,
+        migrations: apiMigrations,
+        streams: ["CHAIN", "VERIFIER"],
+        publishes: false,
+        logger,
+        pool: { max: 6 },
+      }),
+    )
     .add("apiConsumers", {
       start: ({ apiConnections: { db }, bus: { nats, topology } }) =>
         startReadModelConsumers({ db, nats, topology, logger }),
@@ -143,23 +138,19 @@ export async function startStack(label: string): Promise<Stack> {
       start: ({ apiConnections }) => startRestartableApi(apiConnections.pool),
       stop: (api) => api.stop(),
     })
-    .add("connections", {
-      start: ({ database, bus }) =>
-        prepareConnections({
-          name: "agent-auth",
-          schema: SCHEMA,
-          migrations,
-          streams: ["CHAIN", "VERIFIER", "AGENT_AUTH"],
-          publishes: true,
-          databaseUrl: database.url,
-          topology: bus.topology,
-          logger,
-          connectNats: async () => bus.nats,
-          pool: { max: 20 },
-          relay: { pollIntervalMs: 100 },
-        }),
-      stop: stopConnections,
-    })
+    .add(
+      "connections",
+      serviceConnections({
+        name: "agent-auth",
+        schema: SCHEMA,
+        migrations,
+        streams: ["CHAIN", "VERIFIER", "AGENT_AUTH"],
+        publishes: true,
+        logger,
+        pool: { max: 20 },
+        relay: { pollIntervalMs: 100 },
+      }),
+    )
     .start();
   const { devnet, database, ownershipSchema, api } = stack;
   const { nats, topology, events } = stack.bus;

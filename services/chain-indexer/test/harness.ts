@@ -8,16 +8,9 @@ import {
   streamName,
   type Topology,
 } from "@humanpass/event-bus";
-import { prepareConnections } from "@humanpass/service";
 import type { Logger } from "@humanpass/telemetry";
-import {
-  buildStack,
-  eventually,
-  stopConnections,
-  type TestDatabase,
-  testBus,
-  testDatabase,
-} from "@humanpass/testing";
+import { buildStack, eventually, type TestDatabase, testBus, testDatabase } from "@humanpass/testing";
+import { serviceConnections } from "@humanpass/testing/service-connections";
 import { jetstream } from "@nats-io/jetstream";
 import pino from "pino";
 import type { Hex } from "viem";
@@ -134,23 +127,19 @@ export async function startStack(label: string, options: StackOptions = {}): Pro
     .add("devnet", { start: () => startDevnet(options.devnet), stop: (devnet) => devnet.stop() })
     .beside("database", testDatabase(label))
     .add("bus", testBus({ streams: ["CHAIN"] }))
-    .add("connections", {
-      start: ({ database, bus }) =>
-        prepareConnections({
-          name: "chain-indexer",
-          schema: SCHEMA,
-          migrations,
-          streams: ["CHAIN"],
-          publishes: true,
-          databaseUrl: database.url,
-          topology: bus.topology,
-          logger: options.logger ?? logger,
-          connectNats: async () => bus.nats,
-          pool: { max: 4 },
-          relay: { pollIntervalMs: 100, batchSize: 1000 },
-        }),
-      stop: stopConnections,
-    })
+    .add(
+      "connections",
+      serviceConnections({
+        name: "chain-indexer",
+        schema: SCHEMA,
+        migrations,
+        streams: ["CHAIN"],
+        publishes: true,
+        logger: options.logger ?? logger,
+        pool: { max: 4 },
+        relay: { pollIntervalMs: 100, batchSize: 1000 },
+      }),
+    )
     .add("collector", {
       start: ({ bus }) => EventCollector.start(bus.nats, bus.topology),
       stop: (collector) => collector.close(),

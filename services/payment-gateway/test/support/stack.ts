@@ -17,16 +17,9 @@ import {
   createPoUVerifier,
   type PoUVerifier,
 } from "@humanpass/human-proof";
-import { prepareConnections } from "@humanpass/service";
 import type { ServiceMetrics } from "@humanpass/telemetry";
-import {
-  buildStack,
-  freePort,
-  stopConnections,
-  type TestDatabase,
-  testBus,
-  testDatabase,
-} from "@humanpass/testing";
+import { buildStack, freePort, type TestDatabase, testBus, testDatabase } from "@humanpass/testing";
+import { serviceConnections } from "@humanpass/testing/service-connections";
 import { createEvmFacilitatorClient } from "@humanpass/x402-fastify";
 import type { FacilitatorClient } from "@x402/core/server";
 import pino from "pino";
@@ -98,23 +91,19 @@ export async function startStack(label: string): Promise<Stack> {
     })
     .add("database", testDatabase(label))
     .add("bus", testBus({ streams: ["PAYMENTS", "CHAIN"], record: "payments.>" }))
-    .add("connections", {
-      start: ({ database, bus }) =>
-        prepareConnections({
-          name: "payment-gateway",
-          schema: SCHEMA,
-          migrations,
-          streams: ["PAYMENTS", "CHAIN"],
-          publishes: true,
-          databaseUrl: database.url,
-          topology: bus.topology,
-          logger,
-          connectNats: async () => bus.nats,
-          pool: { max: 20 },
-          relay: { pollIntervalMs: 100 },
-        }),
-      stop: stopConnections,
-    })
+    .add(
+      "connections",
+      serviceConnections({
+        name: "payment-gateway",
+        schema: SCHEMA,
+        migrations,
+        streams: ["PAYMENTS", "CHAIN"],
+        publishes: true,
+        logger,
+        pool: { max: 20 },
+        relay: { pollIntervalMs: 100 },
+      }),
+    )
     .add("attestations", {
       start: ({ database }) => startAttestationsApi(database.url),
       stop: (attestations) => attestations.close(),
