@@ -1,9 +1,11 @@
 import { randomBytes } from "node:crypto";
+import { type CloudEvent, ensureStreams, type StreamName, type Topology } from "@humanpass/event-bus";
 import { sleep } from "@humanpass/retry";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import pg from "pg";
 import { inject } from "vitest";
+import type { Part } from "./stack.ts";
 
 export { canConnect, resolveInfrastructure } from "./infrastructure.ts";
 export { type ClusterNode, type NatsCluster, startNatsCluster } from "./nats-cluster.ts";
@@ -20,6 +22,7 @@ export {
   startServiceProcess,
   waitUntilReady,
 } from "./service-process.ts";
+export { buildStack, type Part, type RunningStack, StackBuilder, type StackControl } from "./stack.ts";
 
 export function testDatabaseUrl(): string {
   return inject("databaseUrl");
@@ -94,6 +97,57 @@ export async function deleteTestStreams(nc: NatsConnection, topology: { prefix: 
   for await (const s of jsm.streams.list()) {
     if (s.config.name.startsWith(prefix)) await jsm.streams.delete(s.config.name);
   }
+}
+
+/** A stack part: a database of its own (see `createTestDatabase`), dropped when the stack stops. */
+export function testDatabase(label?: string): Part<object, TestDatabase> {
+  return { start: () => createTestDatabase(label), stop: (database) => database.drop() };
+}
+
+export interface TestBus {
+  nats: NatsConnection;
+  topology: Topology;
+  /** What arrived on the subject `record` names, in arrival order. */
+  events: CloudEvent<any>[];
+}
+
+/**
+ * A stack part: a NATS connection with a prefix of its own and its streams created (the topology step creates
+ * them in a deployment), recording the events published under `${prefix}.${record}` when `record` is given; the
+ * streams are deleted when the stack stops.
+ */
+export function testBus(options: { streams: StreamName[]; record?: string }): Part<object, TestBus> {
+  let unsubscribe = () => {};
+  return {
+    async start() {
+      const nats = await connectTestNats();
+      const topology = testTopology();
+      try {
+        await ensureStreams(await jetstreamManager(nats), topology, options.streams);
+      } catch (e) {
+        await nats.close();
+        throw e;
+      }
+      const events: CloudEvent<any>[] = [];
+      if (options.record) {
+        const subscription = nats.subscribe(`${topology.prefix}.${options.record}`, {
+          callback: (_error, message) => {
+            events.push(message.json() as CloudEvent<any>);
+          },
+        });
+        unsubscribe = () => subscription.unsubscribe();
+      }
+      return { nats, topology, events };
+    },
+    async stop({ nats, topology }) {
+      unsubscribe();
+      try {
+        await deleteTestStreams(nats, topology);
+      } finally {
+        await nats.close();
+      }
+    },
+  };
 }
 
 /** Polls until `check` returns a truthy value or the timeout passes; returns that value. */

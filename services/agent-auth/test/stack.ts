@@ -12,7 +12,7 @@ import {
   buildApp as buildAttestationsApi,
   startReadModelConsumers,
 } from "@humanpass/attestations-api";
-import type { Kysely } from "@humanpass/db";
+import type { Kysely, Pool } from "@humanpass/db";
 import {
   type Devnet,
   identityFromAddress,
@@ -24,9 +24,7 @@ import {
 import {
   type CloudEvent,
   createCloudEvent,
-  ensureStreams,
   followChainInvalidations,
-  jetstreamManager,
   type NatsConnection,
   subjectOf,
   type Topology,
@@ -34,18 +32,17 @@ import {
 } from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
 import { PostgresUsedNonceStore } from "@humanpass/human-proof/postgres";
-import { prepareConnections } from "@humanpass/service";
 import {
-  connectTestNats,
-  createTestDatabase,
-  deleteTestStreams,
+  buildStack,
   eventually,
   freePort,
   type ServiceProcess,
   startServiceMain,
   type TestDatabase,
-  testTopology,
+  testBus,
+  testDatabase,
 } from "@humanpass/testing";
+import { serviceConnections } from "@humanpass/testing/service-connections";
 import { jetstream } from "@nats-io/jetstream";
 import type { Hex } from "viem";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
@@ -101,199 +98,189 @@ export interface Stack {
 const RELAY_ACCOUNT = 1;
 
 export async function startStack(label: string): Promise<Stack> {
-  const devnet = await startDevnet({ accounts: 4, usdcAccounts: 0 });
-  const cleanups: Array<() => Promise<unknown>> = [() => devnet.stop()];
-  const close = async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+  const stack = await buildStack()
+    .add("devnet", {
+      start: () => startDevnet({ accounts: 4, usdcAccounts: 0 }),
+      stop: (devnet) => devnet.stop(),
+    })
+    .add("ownershipSchema", async ({ devnet }) => {
+      const { id } = await registerSchema(devnet, {
+        name: "AgentOwnership",
+        schema: "bytes data",
+        revocable: true,
+      });
+      return id;
+    })
+    .add("database", testDatabase(label))
+    .add("bus", testBus({ streams: ["CHAIN", "VERIFIER", "AGENT_AUTH"], record: "agent_auth.>" }))
+    .add("indexer", {
+      start: ({ devnet, database, bus }) => startChainIndexer(devnet, database.url, bus.topology),
+      stop: (indexer) => indexer.stop(),
+    })
+    .add(
+      "apiConnections",
+      serviceConnections({
+        name: "attestations-api",
+        schema: API_SCHEMA,
+        migrations: apiMigrations,
+        streams: ["CHAIN", "VERIFIER"],
+        publishes: false,
+        logger,
+        pool: { max: 6 },
+      }),
+    )
+    .add("apiConsumers", {
+      start: ({ apiConnections: { db }, bus: { nats, topology } }) =>
+        startReadModelConsumers({ db, nats, topology, logger }),
+      stop: (consumers) => Promise.all(consumers.map((c) => c.stop())),
+    })
+    .add("api", {
+      start: ({ apiConnections }) => startRestartableApi(apiConnections.pool),
+      stop: (api) => api.stop(),
+    })
+    .add(
+      "connections",
+      serviceConnections({
+        name: "agent-auth",
+        schema: SCHEMA,
+        migrations,
+        streams: ["CHAIN", "VERIFIER", "AGENT_AUTH"],
+        publishes: true,
+        logger,
+        pool: { max: 20 },
+        relay: { pollIntervalMs: 100 },
+      }),
+    )
+    .start();
+  const { devnet, database, ownershipSchema, api } = stack;
+  const { nats, topology, events } = stack.bus;
+  const db = stack.connections.db as Kysely<AgentAuthDb>;
+  const apiUrl = api.url;
+  // One store for every replica app: they share the database, as the deployed replicas do.
+  const usedNonces = new PostgresUsedNonceStore(stack.connections.pool);
+  let humans = 0;
+
+  return {
+    devnet,
+    database,
+    db,
+    nats,
+    topology,
+    ownershipSchema,
+    apiUrl,
+    events,
+    stopApi: api.stop,
+    startApi: api.start,
+    close: stack.close,
+
+    async startAgentAuth(options = {}) {
+      const terms = testTerms(ownershipSchema);
+      const clock = options.clock ?? Date.now;
+      const { resolver, cache } = createRegistry({
+        attestationsApiUrl: options.apiUrl ?? apiUrl,
+        timeoutMs: 1_000,
+        retries: 2,
+        ownershipSchema: terms.ownershipSchema,
+        cacheTtlMs: options.cacheTtlMs ?? 600_000,
+        cacheMaxEntries: 1_000,
+        clock,
+        logger,
+      });
+      const app = await buildApp({
+        logger,
+        db,
+        usedNonces,
+        topology,
+        terms,
+        resolver,
+        clock,
+        oneClaimPerHuman: options.oneClaimPerHuman ?? false,
+        rateLimit: false,
+      });
+      const url = await app.listen({ port: 0, host: "127.0.0.1" });
+      // Each app is a replica with its own cache, told of revocations like the deployed service.
+      const invalidations = await followChainInvalidations({ nats, topology, logger, cache });
+      const running: RunningApp = {
+        url,
+        app,
+        async close() {
+          await invalidations.stop();
+          await app.close();
+        },
+      };
+      stack.onClose(running.close);
+      return running;
+    },
+
+    async verifiedHuman() {
+      const account = privateKeyToAccount(generatePrivateKey());
+      const identity = identityFromAddress(account.address);
+      humans++;
+      const human: Human = {
+        account,
+        did: identity.did,
+        userId: identity.iden3Id.toString(),
+        nullifier: (10n ** 30n + BigInt(humans) * 7_919n).toString(),
+      };
+      const data: UniquenessVerifiedData = {
+        sessionId: humans,
+        nullifier: human.nullifier,
+        nullifierSessionId: "20261122",
+        userDid: human.did,
+        userId: human.userId,
+        verifiedAt: new Date().toISOString(),
+      };
+      const event = createCloudEvent({ source: "verifier", type: "uniqueness_verified", data });
+      await jetstream(nats).publish(
+        subjectOf(topology, "VERIFIER", "uniqueness_verified"),
+        JSON.stringify(event),
+        {
+          msgID: event.id,
+        },
+      );
+      await eventually(
+        async () => (await fetch(`${apiUrl}/api/v1/nullifier?userId=${human.userId}`)).ok,
+        20_000,
+      );
+      return human;
+    },
+
+    async pair(human, agent) {
+      const { did, iden3Id } = identityFromAddress(human.account.address);
+      const { id } = await recordAttestation(
+        devnet,
+        {
+          schemaId: ownershipSchema,
+          attester: { did, iden3Id },
+          recipient: identityFromAddress(agent.address),
+          revocable: true,
+        },
+        { from: devnet.accounts[RELAY_ACCOUNT]!.address },
+      );
+      await eventually(async () => (await fetch(`${apiUrl}/api/v1/attestations/${id}`)).ok, 20_000);
+      return id;
+    },
+
+    async revoke(attestationId) {
+      await revokeAttestation(devnet, attestationId);
+    },
   };
-  try {
-    const { id: ownershipSchema } = await registerSchema(devnet, {
-      name: "AgentOwnership",
-      schema: "bytes data",
-      revocable: true,
-    });
-    const database = await createTestDatabase(label);
-    cleanups.push(() => database.drop());
-    const nats = await connectTestNats();
-    const topology = testTopology();
-    cleanups.push(async () => {
-      await deleteTestStreams(nats, topology);
-      await nats.close();
-    });
-    await ensureStreams(await jetstreamManager(nats), topology, ["CHAIN", "VERIFIER", "AGENT_AUTH"]);
+}
 
-    const events: CloudEvent<any>[] = [];
-    const subscription = nats.subscribe(`${topology.prefix}.agent_auth.>`, {
-      callback: (_error, message) => {
-        events.push(message.json() as CloudEvent<any>);
-      },
-    });
-    cleanups.push(async () => subscription.unsubscribe());
-
-    const indexer = await startChainIndexer(devnet, database.url, topology);
-    cleanups.push(() => indexer.stop());
-
-    const { pool: apiPool, db: apiDb } = await prepareConnections({
-      name: "attestations-api",
-      schema: API_SCHEMA,
-      migrations: apiMigrations,
-      streams: ["CHAIN", "VERIFIER"],
-      publishes: false,
-      databaseUrl: database.url,
-      topology,
-      logger,
-      connectNats: async () => nats,
-      pool: { max: 6 },
-    });
-    cleanups.push(() => apiDb.destroy());
-    const apiConsumers = await startReadModelConsumers({ db: apiDb, nats, topology, logger });
-    cleanups.push(() => Promise.all(apiConsumers.map((c) => c.stop())));
-    const apiPort = await freePort();
-    const apiUrl = `http://127.0.0.1:${apiPort}`;
-    let api: HttpApp | undefined;
-    const startApi = async () => {
-      api = await buildAttestationsApi({ pool: apiPool, logger, rateLimit: false });
-      await api.listen({ port: apiPort, host: "127.0.0.1" });
-    };
-    const stopApi = async () => {
-      await api?.close();
-      api = undefined;
-    };
-    await startApi();
-    cleanups.push(stopApi);
-
-    const prepared = await prepareConnections({
-      name: "agent-auth",
-      schema: SCHEMA,
-      migrations,
-      streams: ["CHAIN", "VERIFIER", "AGENT_AUTH"],
-      publishes: true,
-      databaseUrl: database.url,
-      topology,
-      logger,
-      connectNats: async () => nats,
-      pool: { max: 20 },
-      relay: { pollIntervalMs: 100 },
-    });
-    const db = prepared.db as Kysely<AgentAuthDb>;
-    cleanups.push(() => db.destroy());
-    cleanups.push(async () => prepared.relay?.stop());
-    // One store for every replica app: they share the database, as the deployed replicas do.
-    const usedNonces = new PostgresUsedNonceStore(prepared.pool);
-
-    const apps: RunningApp[] = [];
-    cleanups.push(() => Promise.all(apps.map((a) => a.close())));
-    let humans = 0;
-
-    return {
-      devnet,
-      database,
-      db,
-      nats,
-      topology,
-      ownershipSchema,
-      apiUrl,
-      events,
-      stopApi,
-      startApi,
-      close,
-
-      async startAgentAuth(options = {}) {
-        const terms = testTerms(ownershipSchema);
-        const clock = options.clock ?? Date.now;
-        const { resolver, cache } = createRegistry({
-          attestationsApiUrl: options.apiUrl ?? apiUrl,
-          timeoutMs: 1_000,
-          retries: 2,
-          ownershipSchema: terms.ownershipSchema,
-          cacheTtlMs: options.cacheTtlMs ?? 600_000,
-          cacheMaxEntries: 1_000,
-          clock,
-          logger,
-        });
-        const app = await buildApp({
-          logger,
-          db,
-          usedNonces,
-          topology,
-          terms,
-          resolver,
-          clock,
-          oneClaimPerHuman: options.oneClaimPerHuman ?? false,
-          rateLimit: false,
-        });
-        const url = await app.listen({ port: 0, host: "127.0.0.1" });
-        // Each app is a replica with its own cache, told of revocations like the deployed service.
-        const invalidations = await followChainInvalidations({ nats, topology, logger, cache });
-        const running: RunningApp = {
-          url,
-          app,
-          async close() {
-            await invalidations.stop();
-            await app.close();
-          },
-        };
-        apps.push(running);
-        return running;
-      },
-
-      async verifiedHuman() {
-        const account = privateKeyToAccount(generatePrivateKey());
-        const identity = identityFromAddress(account.address);
-        humans++;
-        const human: Human = {
-          account,
-          did: identity.did,
-          userId: identity.iden3Id.toString(),
-          nullifier: (10n ** 30n + BigInt(humans) * 7_919n).toString(),
-        };
-        const data: UniquenessVerifiedData = {
-          sessionId: humans,
-          nullifier: human.nullifier,
-          nullifierSessionId: "20261122",
-          userDid: human.did,
-          userId: human.userId,
-          verifiedAt: new Date().toISOString(),
-        };
-        const event = createCloudEvent({ source: "verifier", type: "uniqueness_verified", data });
-        await jetstream(nats).publish(
-          subjectOf(topology, "VERIFIER", "uniqueness_verified"),
-          JSON.stringify(event),
-          {
-            msgID: event.id,
-          },
-        );
-        await eventually(
-          async () => (await fetch(`${apiUrl}/api/v1/nullifier?userId=${human.userId}`)).ok,
-          20_000,
-        );
-        return human;
-      },
-
-      async pair(human, agent) {
-        const { did, iden3Id } = identityFromAddress(human.account.address);
-        const { id } = await recordAttestation(
-          devnet,
-          {
-            schemaId: ownershipSchema,
-            attester: { did, iden3Id },
-            recipient: identityFromAddress(agent.address),
-            revocable: true,
-          },
-          { from: devnet.accounts[RELAY_ACCOUNT]!.address },
-        );
-        await eventually(async () => (await fetch(`${apiUrl}/api/v1/attestations/${id}`)).ok, 20_000);
-        return id;
-      },
-
-      async revoke(attestationId) {
-        await revokeAttestation(devnet, attestationId);
-      },
-    };
-  } catch (e) {
-    await close();
-    throw e;
-  }
+/** The attestations API on a port of its own, which a test can stop and start again on the same pool and port. */
+async function startRestartableApi(pool: Pool) {
+  const port = await freePort();
+  let api: HttpApp | undefined;
+  const start = async () => {
+    api = await buildAttestationsApi({ pool, logger, rateLimit: false });
+    await api.listen({ port, host: "127.0.0.1" });
+  };
+  const stop = async () => {
+    await api?.close();
+    api = undefined;
+  };
+  await start();
+  return { url: `http://127.0.0.1:${port}`, start, stop };
 }
 
 /** The chain-indexer as its own process (its main.ts), indexing every block at once. */

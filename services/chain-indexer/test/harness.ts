@@ -3,23 +3,14 @@ import { ABIs, type Devnet, type StartDevnetOptions, startDevnet } from "@humanp
 import {
   assertValidEvent,
   type CloudEvent,
-  ensureStreams,
-  jetstreamManager,
   type NatsConnection,
   type OutboxRelay,
   streamName,
   type Topology,
 } from "@humanpass/event-bus";
-import { prepareConnections } from "@humanpass/service";
 import type { Logger } from "@humanpass/telemetry";
-import {
-  connectTestNats,
-  createTestDatabase,
-  deleteTestStreams,
-  eventually,
-  type TestDatabase,
-  testTopology,
-} from "@humanpass/testing";
+import { buildStack, eventually, type TestDatabase, testBus, testDatabase } from "@humanpass/testing";
+import { serviceConnections } from "@humanpass/testing/service-connections";
 import { jetstream } from "@nats-io/jetstream";
 import pino from "pino";
 import type { Hex } from "viem";
@@ -132,28 +123,31 @@ export interface StackOptions {
 
 /** Devnet, a migrated database, the test's own streams, the outbox relay (started as the service starts them) and a subscriber. */
 export async function startStack(label: string, options: StackOptions = {}): Promise<Stack> {
-  const [devnet, database] = await Promise.all([startDevnet(options.devnet), createTestDatabase(label)]);
-  const topology = testTopology();
-  const { db, nats, relay } = await prepareConnections({
-    name: "chain-indexer",
-    schema: SCHEMA,
-    migrations,
-    streams: ["CHAIN"],
-    publishes: true,
-    databaseUrl: database.url,
-    topology,
-    logger: options.logger ?? logger,
-    // The topology step creates the streams in a deployment; here the test does.
-    async connectNats() {
-      const nats = await connectTestNats();
-      await ensureStreams(await jetstreamManager(nats), topology, ["CHAIN"]);
-      return nats;
-    },
-    pool: { max: 4 },
-    relay: { pollIntervalMs: 100, batchSize: 1000 },
-  });
-  const collector = await EventCollector.start(nats, topology);
-  const indexers: Indexer[] = [];
+  const stack = await buildStack()
+    .add("devnet", { start: () => startDevnet(options.devnet), stop: (devnet) => devnet.stop() })
+    .beside("database", testDatabase(label))
+    .add("bus", testBus({ streams: ["CHAIN"] }))
+    .add(
+      "connections",
+      serviceConnections({
+        name: "chain-indexer",
+        schema: SCHEMA,
+        migrations,
+        streams: ["CHAIN"],
+        publishes: true,
+        logger: options.logger ?? logger,
+        pool: { max: 4 },
+        relay: { pollIntervalMs: 100, batchSize: 1000 },
+      }),
+    )
+    .add("collector", {
+      start: ({ bus }) => EventCollector.start(bus.nats, bus.topology),
+      stop: (collector) => collector.close(),
+    })
+    .start();
+  const { devnet, database, bus, collector, close } = stack;
+  const { nats, topology } = bus;
+  const db = stack.connections.db as Kysely<ChainIndexerDb>;
 
   const settings = (overrides: Partial<IndexerSettings> = {}): IndexerSettings => ({
     chainId: devnet.chainId,
@@ -176,37 +170,29 @@ export async function startStack(label: string, options: StackOptions = {}): Pro
   return {
     devnet,
     database,
-    db: db as Kysely<ChainIndexerDb>,
+    db,
     nats,
     topology,
-    relay: relay!,
+    relay: stack.connections.relay!,
     collector,
     settings,
     indexer(overrides = {}, rpcUrl = devnet.rpcUrl) {
       const metrics = createIndexerMetrics();
       const indexer = createIndexer({
-        db: db as Kysely<ChainIndexerDb>,
+        db,
         client: createChainClient(rpcUrl, { timeoutMs: 10_000 }),
         topology,
         settings: settings(overrides),
         logger,
         metrics,
       });
-      indexers.push(indexer);
+      stack.onClose(() => indexer.stop());
       return { indexer, metrics };
     },
     async drain(indexer) {
       while ((await indexer.step()) !== "idle");
     },
-    async close() {
-      await Promise.all(indexers.map((i) => i.stop()));
-      await collector.close();
-      await relay?.stop();
-      await db.destroy();
-      await deleteTestStreams(nats, topology);
-      await nats.close();
-      await Promise.all([devnet.stop(), database.drop()]);
-    },
+    close,
   };
 }
 

@@ -9,13 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Kysely } from "@humanpass/db";
 import { ABIs, type Devnet, startDevnet } from "@humanpass/devnet";
-import {
-  type CloudEvent,
-  ensureStreams,
-  jetstreamManager,
-  type NatsConnection,
-  type Topology,
-} from "@humanpass/event-bus";
+import type { CloudEvent, NatsConnection, Topology } from "@humanpass/event-bus";
 import type { HttpApp } from "@humanpass/http";
 import {
   type ChallengeNonces,
@@ -23,16 +17,9 @@ import {
   createPoUVerifier,
   type PoUVerifier,
 } from "@humanpass/human-proof";
-import { prepareConnections } from "@humanpass/service";
 import type { ServiceMetrics } from "@humanpass/telemetry";
-import {
-  connectTestNats,
-  createTestDatabase,
-  deleteTestStreams,
-  freePort,
-  type TestDatabase,
-  testTopology,
-} from "@humanpass/testing";
+import { buildStack, freePort, type TestDatabase, testBus, testDatabase } from "@humanpass/testing";
+import { serviceConnections } from "@humanpass/testing/service-connections";
 import { createEvmFacilitatorClient } from "@humanpass/x402-fastify";
 import type { FacilitatorClient } from "@x402/core/server";
 import pino from "pino";
@@ -97,34 +84,34 @@ export interface Stack {
 }
 
 export async function startStack(label: string): Promise<Stack> {
-  const devnet = await startDevnet({ accounts: 20, usdcAccounts: 14 });
-  const database = await createTestDatabase(label);
-  const topology = testTopology();
-  const { pool, db, nats, relay } = await prepareConnections({
-    name: "payment-gateway",
-    schema: SCHEMA,
-    migrations,
-    streams: ["PAYMENTS", "CHAIN"],
-    publishes: true,
-    databaseUrl: database.url,
-    topology,
-    logger,
-    // The topology step creates the streams in a deployment; here the test does.
-    async connectNats() {
-      const nats = await connectTestNats();
-      await ensureStreams(await jetstreamManager(nats), topology, ["PAYMENTS", "CHAIN"]);
-      return nats;
-    },
-    pool: { max: 20 },
-    relay: { pollIntervalMs: 100 },
-  });
-  const events: CloudEvent<any>[] = [];
-  const subscription = nats.subscribe(`${topology.prefix}.payments.>`, {
-    callback: (_error, message) => {
-      events.push(message.json() as CloudEvent<any>);
-    },
-  });
-  const attestations = await startAttestationsApi(database.url);
+  const stack = await buildStack()
+    .add("devnet", {
+      start: () => startDevnet({ accounts: 20, usdcAccounts: 14 }),
+      stop: (devnet) => devnet.stop(),
+    })
+    .add("database", testDatabase(label))
+    .add("bus", testBus({ streams: ["PAYMENTS", "CHAIN"], record: "payments.>" }))
+    .add(
+      "connections",
+      serviceConnections({
+        name: "payment-gateway",
+        schema: SCHEMA,
+        migrations,
+        streams: ["PAYMENTS", "CHAIN"],
+        publishes: true,
+        logger,
+        pool: { max: 20 },
+        relay: { pollIntervalMs: 100 },
+      }),
+    )
+    .add("attestations", {
+      start: ({ database }) => startAttestationsApi(database.url),
+      stop: (attestations) => attestations.close(),
+    })
+    .start();
+  const { devnet, database, attestations } = stack;
+  const { nats, topology, events } = stack.bus;
+  const { pool, db } = stack.connections;
   const network = `eip155:${devnet.chainId}` as const;
   const payTo = devnet.accounts[PAY_TO_ACCOUNT].address;
   const facilitator = createEvmFacilitatorClient({
@@ -133,7 +120,6 @@ export async function startStack(label: string): Promise<Stack> {
     privateKey: devnet.accounts[SETTLER_ACCOUNTS[0]].privateKey,
   });
   const storage = new GatewayHumanProofStore(pool, topology, logger);
-  const gateways: Gateway[] = [];
 
   const routesFile = (routes: PaidRouteConfig[]) =>
     parseRoutesFile({
@@ -194,7 +180,7 @@ export async function startStack(label: string): Promise<Stack> {
           await events.drain();
         },
       };
-      gateways.push(gateway);
+      stack.onClose(gateway.close);
       return gateway;
     },
     usdcBalance(address) {
@@ -208,17 +194,7 @@ export async function startStack(label: string): Promise<Stack> {
     agentKey(index) {
       return devnet.accounts[index].privateKey;
     },
-    async close() {
-      await Promise.all(gateways.map((g) => g.close()));
-      await attestations.close();
-      await relay?.stop();
-      subscription.unsubscribe();
-      await deleteTestStreams(nats, topology);
-      await nats.close();
-      await db.destroy();
-      await database.drop();
-      await devnet.stop();
-    },
+    close: stack.close,
   };
 }
 
