@@ -195,6 +195,7 @@ export async function startStack(label: string): Promise<Stack> {
         resolver,
         clock,
         oneClaimPerHuman: options.oneClaimPerHuman ?? false,
+        outboxCommitted: () => stack.connections.relay?.wake(),
         rateLimit: false,
       });
       const url = await app.listen({ port: 0, host: "127.0.0.1" });

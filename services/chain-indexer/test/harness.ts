@@ -185,6 +185,7 @@ export async function startStack(label: string, options: StackOptions = {}): Pro
         settings: settings(overrides),
         logger,
         metrics,
+        outboxCommitted: () => stack.connections.relay?.wake(),
       });
       stack.onClose(() => indexer.stop());
       return { indexer, metrics };

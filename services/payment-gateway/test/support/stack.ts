@@ -111,7 +111,8 @@ export async function startStack(label: string): Promise<Stack> {
     .start();
   const { devnet, database, attestations } = stack;
   const { nats, topology, events } = stack.bus;
-  const { pool, db } = stack.connections;
+  const { pool, db, relay } = stack.connections;
+  const outboxCommitted = () => relay?.wake();
   const network = `eip155:${devnet.chainId}` as const;
   const payTo = devnet.accounts[PAY_TO_ACCOUNT].address;
   const facilitator = createEvmFacilitatorClient({
@@ -152,9 +153,9 @@ export async function startStack(label: string): Promise<Stack> {
       return file;
     },
     async startGateway(options) {
-      const events = outboxPaymentEvents(db, topology, logger);
+      const events = outboxPaymentEvents(db, topology, logger, outboxCommitted);
       // Each gateway its own store on the shared database, as replicas have.
-      const store = new GatewayHumanProofStore(pool, topology, logger);
+      const store = new GatewayHumanProofStore(pool, topology, logger, outboxCommitted);
       const port = await freePort();
       const url = `http://127.0.0.1:${port}`;
       const app = await buildApp({

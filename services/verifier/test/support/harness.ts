@@ -114,6 +114,7 @@ export async function startApp(
     verifier: options.verifier,
     clock: options.clock,
     drawSessionId: options.drawSessionId,
+    outboxCommitted: () => backend.relay.wake(),
     rateLimit: options.rateLimit ?? false,
     corsOrigins: options.corsOrigins,
     metrics: options.metrics,
