@@ -288,15 +288,19 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   failures.add(0);
   published.add(0);
   let running = true;
-  // Aborted by a wake or by stop(): ends the relay's current wait.
+  // Aborted by stop(), and by a wake unless the relay is backing off a failure: with NATS or Postgres away, every
+  // commit would otherwise start another attempt at once.
   let wakeUp: AbortController | undefined;
+  let backingOff = false;
   let woken = false;
   let client: pg.Client | undefined;
 
-  async function wait(ms: number): Promise<void> {
+  async function wait(ms: number, afterFailure = false): Promise<void> {
     wakeUp = new AbortController();
+    backingOff = afterFailure;
     await sleep(ms, wakeUp.signal);
     wakeUp = undefined;
+    backingOff = false;
   }
 
   async function connection(): Promise<pg.Client> {
@@ -400,7 +404,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           jitter: [1, 1.2],
         });
         logger.warn({ err: (e as Error).message, retryInMs }, "outbox relay could not publish; will retry");
-        if (running) await wait(retryInMs);
+        if (running) await wait(retryInMs, true);
       }
     }
   })();
@@ -409,7 +413,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     stats,
     wake() {
       woken = true;
-      wakeUp?.abort();
+      if (!backingOff) wakeUp?.abort();
     },
     async stop() {
       running = false;

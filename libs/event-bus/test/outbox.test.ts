@@ -151,6 +151,35 @@ describe("outbox relay and inbox consumer", () => {
     }
   });
 
+  it("keeps backing off while NATS is away, however often its process wakes it", async () => {
+    const proxy = await TcpProxy.forUrl(testNatsUrl()).start();
+    const relayNats = await connectNats(proxy.url(testNatsUrl()), logger);
+    proxy.cut();
+    const relay = startRelay({ nats: relayNats, publishTimeoutMs: 20, maxBackoffMs: 60_000 });
+    try {
+      await enqueueMany(1, 55_000);
+      await eventually(() => relay.stats.failures > 0, 10_000);
+      // A commit every 10 ms for 2 s: back-off waits of 0.1, 0.2, 0.4, 0.8 and 1.6 s leave room for six attempts
+      // at most, where each wake cutting the wait short would start one every publish timeout (20 ms).
+      for (let i = 0; i < 200; i++) {
+        relay.wake();
+        await sleep(10);
+      }
+      expect(relay.stats.failures).toBeLessThanOrEqual(8);
+      expect(relay.stats.published).toBe(0);
+    } finally {
+      await relay.stop();
+      await relayNats.close();
+      await proxy.stop();
+    }
+    const after = startRelay({ pollIntervalMs: 100 });
+    try {
+      await eventually(async () => (await unpublished()) === 0, 10_000);
+    } finally {
+      await after.stop();
+    }
+  });
+
   it("leaves the database's other backends alone: the outbox has no NOTIFY trigger", async () => {
     const { rows } = await sql<{ triggers: number }>`
       select count(*)::int as triggers from pg_trigger t join pg_class c on c.oid = t.tgrelid
