@@ -12,7 +12,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createDb, dropDatabase, ensureDatabase, migrateToLatest, sql } from "@humanpass/db";
 import {
   connectNats,
-  dropOutboxNotifyMigration,
+  disableOutboxNotifyMigration,
   enqueue,
   ensureStreams,
   jetstreamManager,
@@ -41,7 +41,7 @@ await ensureDatabase(url);
 const db = createDb<any>({ connectionString: url, schema: "bench", max: 12 });
 await migrateToLatest(db, {
   schema: "bench",
-  migrations: { "0001_outbox": outboxMigration, "0002_drop_outbox_notify": dropOutboxNotifyMigration },
+  migrations: { "0001_outbox": outboxMigration, "0002_disable_outbox_notify": disableOutboxNotifyMigration },
 });
 await sql`create table bench.applied (event_id text primary key)`.execute(db);
 const nats = await connectNats(process.env.NATS_URL ?? "nats://127.0.0.1:4222", logger);

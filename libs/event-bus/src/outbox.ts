@@ -42,7 +42,7 @@ export const outboxMigration: Migration = {
       .column("seq")
       .where(sql.ref("published_at"), "is", null)
       .execute();
-    // Replaced by `dropOutboxNotifyMigration`; kept as it ran, so that databases migrate through the same steps.
+    // Disabled by `disableOutboxNotifyMigration`; kept as it ran, so that databases migrate through the same steps.
     await sql`
       create or replace function outbox_notify() returns trigger language plpgsql as $$
       begin
@@ -105,16 +105,16 @@ export const dropInboxMigration: ContractMigration = {
 };
 
 /**
- * The outbox's NOTIFY trigger goes: before PostgreSQL 19 every NOTIFY signals every backend listening in the
+ * The outbox's NOTIFY trigger stops firing: before PostgreSQL 19 every NOTIFY signals every backend listening in the
  * database, whatever its channel, and notifying commits serialize on one cluster-wide lock, so its cost grew with
  * the number of relays (replicas × services) sharing the database. A producer now wakes its own process's relay
- * (`OutboxRelay.wake`) once its transaction commits; relays find other processes' rows by their poll. During a
- * rollout a relay of the previous release, still listening, finds the new release's rows by its poll (1 s).
+ * (`OutboxRelay.wake`) once its transaction commits; relays find other processes' rows by their poll. Disabled, not
+ * dropped: the drop is a contract step for a later release (expand → contract). A previous release rolled back to,
+ * or still running during a rollout, listens in vain and finds the rows by its poll (1 s).
  */
-export const dropOutboxNotifyMigration: Migration = {
+export const disableOutboxNotifyMigration: Migration = {
   async up(db) {
-    await sql`drop trigger if exists outbox_notify on outbox`.execute(db);
-    await sql`drop function if exists outbox_notify()`.execute(db);
+    await sql`alter table outbox disable trigger outbox_notify`.execute(db);
   },
 };
 

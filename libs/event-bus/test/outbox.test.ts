@@ -3,6 +3,7 @@ import { eventually, TcpProxy, type TestDatabase, testNatsUrl } from "@humanpass
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { type Kysely, sql } from "kysely";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   connectNats,
@@ -180,12 +181,20 @@ describe("outbox relay and inbox consumer", () => {
     }
   });
 
-  it("leaves the database's other backends alone: the outbox has no NOTIFY trigger", async () => {
-    const { rows } = await sql<{ triggers: number }>`
-      select count(*)::int as triggers from pg_trigger t join pg_class c on c.oid = t.tgrelid
-      join pg_namespace n on n.oid = c.relnamespace
-      where n.nspname = ${SCHEMA} and c.relname = 'outbox' and not t.tgisinternal`.execute(db);
-    expect(rows[0]?.triggers).toBe(0);
+  it("leaves the database's other backends alone: an outbox insert notifies nobody", async () => {
+    const listener = new pg.Client({ connectionString: database.url });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on("notification", (n) => heard.push(n.channel));
+    try {
+      await listener.query(`listen "outbox_${SCHEMA}"`);
+      await enqueueMany(1, 56_000);
+      // A notification rides on the next message its connection receives: this query's answer.
+      await listener.query("select 1");
+      expect(heard).toEqual([]);
+    } finally {
+      await listener.end();
+    }
   });
 
   it("publishes the commits that land while it gathers in one batch", async () => {

@@ -11,7 +11,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import type { Kysely } from "kysely";
 import pino from "pino";
 import {
-  dropOutboxNotifyMigration,
+  disableOutboxNotifyMigration,
   type EventHandler,
   ensureStreams,
   outboxMigration,
@@ -40,7 +40,7 @@ export async function setUpDatabase(label: string): Promise<{ database: TestData
         },
       },
       "0003_purge_indexes": purgeIndexesMigration,
-      "0004_drop_outbox_notify": dropOutboxNotifyMigration,
+      "0004_disable_outbox_notify": disableOutboxNotifyMigration,
     },
   });
   return { database, db };

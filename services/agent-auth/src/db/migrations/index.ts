@@ -1,7 +1,7 @@
 import type { Migration } from "@humanpass/db";
 import {
+  disableOutboxNotifyMigration,
   dropInboxMigration,
-  dropOutboxNotifyMigration,
   outboxMigration,
   purgeIndexesMigration,
 } from "@humanpass/event-bus";
@@ -14,5 +14,5 @@ export const migrations: Record<string, Migration> = {
   "0003_drop_inbox": dropInboxMigration,
   "0004_purge_indexes": purgeIndexesMigration,
   "0005_used_nonces": usedNoncesMigration,
-  "0006_drop_outbox_notify": dropOutboxNotifyMigration,
+  "0006_disable_outbox_notify": disableOutboxNotifyMigration,
 };

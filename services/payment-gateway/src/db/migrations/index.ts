@@ -1,7 +1,7 @@
 import type { Migration } from "@humanpass/db";
 import {
+  disableOutboxNotifyMigration,
   dropInboxMigration,
-  dropOutboxNotifyMigration,
   outboxMigration,
   purgeIndexesMigration,
 } from "@humanpass/event-bus";
@@ -16,5 +16,5 @@ export const migrations: Record<string, Migration> = {
   "0004_drop_inbox": dropInboxMigration,
   "0005_purge_indexes": purgeIndexesMigration,
   "0006_human_proof_store": humanProofStoreMigration,
-  "0007_drop_outbox_notify": dropOutboxNotifyMigration,
+  "0007_disable_outbox_notify": disableOutboxNotifyMigration,
 };

@@ -1,5 +1,5 @@
 import type { Migration } from "@humanpass/db";
-import { dropOutboxNotifyMigration, outboxMigration, purgeIndexesMigration } from "@humanpass/event-bus";
+import { disableOutboxNotifyMigration, outboxMigration, purgeIndexesMigration } from "@humanpass/event-bus";
 import { endpointsAndDeliveries } from "./0002_endpoints_and_deliveries.ts";
 import { attemptsInFlight } from "./0004_attempts_in_flight.ts";
 
@@ -8,5 +8,5 @@ export const migrations: Record<string, Migration> = {
   "0002_endpoints_and_deliveries": endpointsAndDeliveries,
   "0003_purge_indexes": purgeIndexesMigration,
   "0004_attempts_in_flight": attemptsInFlight,
-  "0005_drop_outbox_notify": dropOutboxNotifyMigration,
+  "0005_disable_outbox_notify": disableOutboxNotifyMigration,
 };
