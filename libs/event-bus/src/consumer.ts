@@ -8,6 +8,7 @@ import {
   subjectOf,
   type Topology,
 } from "@humanpass/events";
+import { microBatcher } from "@humanpass/micro-batch";
 import { backoffDelay, sleep } from "@humanpass/retry";
 import { type ConsumerMessages, type JetStreamManager, type JsMsg, jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -372,13 +373,8 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
     msg.nak(delay);
   }
 
-  let buffer: JsMsg[] = [];
   let chain = Promise.resolve();
-  let scheduled = false;
-  const flush = () => {
-    scheduled = false;
-    const taken = buffer;
-    buffer = [];
+  const received = microBatcher<JsMsg>((taken) => {
     chain = chain
       .then(async () => {
         for (let i = 0; i < taken.length; i += batchSize) {
@@ -395,17 +391,13 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
         for (const msg of taken) inFlight.delete(msg);
         logger.error({ consumer: durable, err: (e as Error).message }, "event consumer failed on a batch");
       });
-  };
+  });
 
   const pump = (async () => {
     for await (const msg of messages) {
       if (msg.redelivered) instruments.redeliveries.add(1, labels);
       inFlight.add(msg);
-      buffer.push(msg);
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
+      received.add(msg);
     }
   })().catch((e) => {
     if (!stopping)
@@ -421,7 +413,7 @@ export async function startConsumer(options: ConsumerOptions): Promise<RunningCo
       stopped.abort();
       await messages.close().catch(() => {});
       await pump;
-      if (scheduled) flush();
+      received.flush();
       await chain;
       clearInterval(heartbeat);
     },

@@ -1,3 +1,4 @@
+import { chunksByKey, type MicroBatcher, microBatcher } from "@humanpass/micro-batch";
 import { read, type Statement } from "./read.ts";
 import type { Queryable } from "./types.ts";
 
@@ -5,6 +6,7 @@ import type { Queryable } from "./types.ts";
 const MAX_BATCH = 64;
 
 interface Pending {
+  statement: Statement;
   args: unknown[];
   resolve(rows: BatchedRow[]): void;
   reject(error: unknown): void;
@@ -24,36 +26,22 @@ export type BatchedRow = { ord: string };
  * r(…, ord)` joined laterally to what one request reads.
  */
 export class BatchedReads {
-  private pending = new Map<string, { statement: Statement; queue: Pending[] }>();
-  private scheduled = false;
-
   private readonly pool: Queryable;
+  private readonly pending: MicroBatcher<Pending>;
 
   constructor(pool: Queryable) {
     this.pool = pool;
+    this.pending = microBatcher((requests) => {
+      for (const { items } of chunksByKey(requests, (p) => p.statement.name, MAX_BATCH))
+        void this.run(items[0]!.statement, items);
+    });
   }
 
   /** The rows `statement` returns for one request's `args`. */
   read<R extends BatchedRow>(statement: Statement, args: unknown[]): Promise<R[]> {
     return new Promise((resolve, reject) => {
-      const entry = this.pending.get(statement.name);
-      const request = { args, resolve: resolve as (rows: BatchedRow[]) => void, reject };
-      if (entry) entry.queue.push(request);
-      else this.pending.set(statement.name, { statement, queue: [request] });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.pending.add({ statement, args, resolve: resolve as (rows: BatchedRow[]) => void, reject });
     });
-  }
-
-  private flush(): void {
-    this.scheduled = false;
-    const taken = this.pending;
-    this.pending = new Map();
-    for (const { statement, queue } of taken.values())
-      for (let i = 0; i < queue.length; i += MAX_BATCH)
-        void this.run(statement, queue.slice(i, i + MAX_BATCH));
   }
 
   private async run(statement: Statement, batch: Pending[]): Promise<void> {

@@ -1,3 +1,4 @@
+import { chunksByKey, microBatcher } from "@humanpass/micro-batch";
 import { MAX_BATCH } from "./engine.ts";
 import {
   type BatchScalars,
@@ -35,6 +36,7 @@ export interface Groth16BatcherOptions {
 }
 
 interface Pending {
+  key: PreparedVerificationKey;
   proof: ParsedGroth16Proof;
   resolve: (valid: boolean) => void;
   reject: (error: Error) => void;
@@ -48,28 +50,18 @@ const aheadKey = (proof: Groth16Proof, publicSignals: readonly string[]) =>
 
 /**
  * Collects the Groth16 checks that the tokens in flight in this thread ask for, and checks them in one randomized
- * batch per verification key, the batches sharing one final exponentiation. The batch is flushed by setImmediate:
- * once every token that can reach a proof check without waiting for I/O has done so, never later, so a lone token
- * waits for nobody.
+ * batch per verification key, the batches sharing one final exponentiation. A micro-batch: once every token that can
+ * reach a proof check without waiting for I/O has done so, never later, so a lone token waits for nobody.
  */
 export function createGroth16Batcher(options: Groth16BatcherOptions = {}): Groth16Batcher {
   const maxBatch = Math.max(1, options.maxBatch ?? MAX_BATCH);
   const scalars = options.scalars ?? randomBatchScalars;
-  let pending = new Map<PreparedVerificationKey, Pending[]>();
-  let scheduled = false;
   // One queue per proof: tokens carrying the same proof (a wallet retrying) each get their own check.
   const ahead = new Map<PreparedVerificationKey, Map<string, Promise<boolean>[]>>();
 
-  const flush = (): void => {
-    scheduled = false;
-    const chunks: Array<{ key: PreparedVerificationKey; items: Pending[] }> = [];
-    for (const [key, items] of pending) {
-      for (let start = 0; start < items.length; start += maxBatch) {
-        chunks.push({ key, items: items.slice(start, start + maxBatch) });
-      }
-    }
-    pending = new Map();
-    options.onFlush?.(chunks.reduce((n, { items }) => n + items.length, 0));
+  const pending = microBatcher<Pending>((items) => {
+    const chunks = chunksByKey(items, (item) => item.key, maxBatch);
+    options.onFlush?.(items.length);
     try {
       const valid = verifyGroth16Batches(
         chunks.map(({ key, items }) => ({ key, proofs: items.map((item) => item.proof) })),
@@ -81,23 +73,13 @@ export function createGroth16Batcher(options: Groth16BatcherOptions = {}): Groth
         });
       });
     } catch (error) {
-      for (const { items } of chunks) for (const item of items) item.reject(error as Error);
+      for (const item of items) item.reject(error as Error);
     }
-  };
+  });
 
   const enqueue: Groth16Check = (key, proof, publicSignals) =>
     new Promise<boolean>((resolve, reject) => {
-      const parsed = parseGroth16Proof(key, proof, publicSignals);
-      let items = pending.get(key);
-      if (!items) {
-        items = [];
-        pending.set(key, items);
-      }
-      items.push({ proof: parsed, resolve, reject });
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
+      pending.add({ key, proof: parseGroth16Proof(key, proof, publicSignals), resolve, reject });
     });
 
   return {

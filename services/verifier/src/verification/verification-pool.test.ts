@@ -124,6 +124,33 @@ describe("verification worker pool", () => {
     expect(nice[tasks.indexOf(String(process.pid))]).toBe(0);
   });
 
+  it("refuses the jobs beyond its queue bound while its worker is full, and verifies the others", async () => {
+    const bounded = createVerificationPool({
+      size: 1,
+      stateResolvers: {
+        [stable.network]: { resolve: () => answer("resolve"), rootResolve: () => answer("rootResolve") },
+      },
+      localContextDirs: [FIXTURE_CONTEXTS_DIR],
+      proofMaxAgeMs: ANY_PROOF_AGE_MS,
+      engine: "single", // two jobs in its worker at once
+      maxQueued: 1,
+    });
+    try {
+      await bounded.ready();
+      const outcomes = await Promise.allSettled(
+        [1, 2, 3, 4].map(() => bounded.verify(stable.token, stable.request, stable.sessionId)),
+      );
+      expect(outcomes.map((o) => (o.status === "fulfilled" ? o.value.kind : String(o.reason)))).toEqual([
+        "verified",
+        "verified",
+        "verified",
+        "Error: verifier is overloaded, try again later",
+      ]);
+    } finally {
+      await bounded.close();
+    }
+  });
+
   it("refuses work once closed", async () => {
     const closing = createVerificationPool({ size: 1, stateResolvers: {}, localContextDirs: [] });
     await closing.close();

@@ -1,0 +1,1 @@
+export { chunksByKey, type MicroBatcher, microBatcher } from "./micro-batch.ts";

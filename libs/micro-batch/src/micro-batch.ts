@@ -1,0 +1,53 @@
+/** Collects items during one turn of the event loop and hands them over together. */
+export interface MicroBatcher<T> {
+  add(item: T): void;
+  /** Hands over what is collected now, without waiting for the turn to end (a stopping consumer). */
+  flush(): void;
+}
+
+/**
+ * The batch is handed to `take` by setImmediate: once everything that could add without waiting for I/O has done
+ * so, never later, so a lone item waits for nobody. A batch is never empty.
+ */
+export function microBatcher<T>(take: (items: T[]) => void): MicroBatcher<T> {
+  let items: T[] = [];
+  let scheduled = false;
+  const flush = (): void => {
+    scheduled = false;
+    if (items.length === 0) return;
+    const taken = items;
+    items = [];
+    take(taken);
+  };
+  return {
+    add(item) {
+      items.push(item);
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    },
+    flush,
+  };
+}
+
+/** `items` grouped by `keyOf` (in order of first appearance), each group cut into chunks of at most `max`. */
+export function chunksByKey<T, K>(
+  items: readonly T[],
+  keyOf: (item: T) => K,
+  max: number,
+): Array<{ key: K; items: T[] }> {
+  const size = Math.max(1, max);
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  const chunks: Array<{ key: K; items: T[] }> = [];
+  for (const [key, group] of groups)
+    for (let start = 0; start < group.length; start += size)
+      chunks.push({ key, items: group.slice(start, start + size) });
+  return chunks;
+}
