@@ -1,1 +1,7 @@
-export { chunksByKey, type MicroBatcher, microBatcher } from "./micro-batch.ts";
+export {
+  chunksByKey,
+  type GroupWriter,
+  groupWriter,
+  type MicroBatcher,
+  microBatcher,
+} from "./micro-batch.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chunksByKey, microBatcher } from "./micro-batch.ts";
+import { chunksByKey, groupWriter, microBatcher } from "./micro-batch.ts";
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -37,5 +37,44 @@ describe("chunksByKey", () => {
       { key: "a", items: ["a3"] },
       { key: "b", items: ["b1", "b2"] },
     ]);
+  });
+});
+
+describe("groupWriter", () => {
+  it("writes a lone item at once, and together what arrives while a write runs", async () => {
+    const writes: number[][] = [];
+    let finish: () => void = () => {};
+    const writer = groupWriter<number>(async (items) => {
+      writes.push(items);
+      await new Promise<void>((resolve) => {
+        finish = resolve;
+      });
+    });
+    const first = writer.add(1);
+    expect(writes).toEqual([[1]]);
+    const later = [writer.add(2), writer.add(3)];
+    await nextTurn();
+    writer.add(4);
+    expect(writes).toEqual([[1]]);
+    finish();
+    await first;
+    await nextTurn();
+    expect(writes).toEqual([[1], [2, 3, 4]]);
+    finish();
+    await Promise.all(later);
+    await writer.idle();
+  });
+
+  it("rejects the items of a failed write, and writes the next ones", async () => {
+    let fail = true;
+    const written: number[] = [];
+    const writer = groupWriter<number>(async (items) => {
+      if (fail) throw new Error("database away");
+      written.push(...items);
+    });
+    await expect(writer.add(1)).rejects.toThrow("database away");
+    fail = false;
+    await writer.add(2);
+    expect(written).toEqual([2]);
   });
 });

@@ -51,3 +51,47 @@ export function chunksByKey<T, K>(
       chunks.push({ key, items: group.slice(start, start + size) });
   return chunks;
 }
+
+/** One write in flight at a time; what is added meanwhile goes into the next write, all together (group commit). */
+export interface GroupWriter<T> {
+  /** Resolves once the write holding `item` has finished; rejects with that write's error. */
+  add(item: T): Promise<void>;
+  /** Resolves once nothing is waiting or being written (shutdown). */
+  idle(): Promise<void>;
+}
+
+/**
+ * Unlike `microBatcher`, a batch is not what one turn of the event loop adds but what arrives while the previous
+ * write runs: requests whose writes land on different turns (each its own socket read) still share a statement and
+ * a commit, and a lone item is written at once.
+ */
+export function groupWriter<T>(write: (items: T[]) => Promise<void>): GroupWriter<T> {
+  type Waiting = { item: T; written: () => void; failed: (error: unknown) => void };
+  let waiting: Waiting[] = [];
+  let writing: Promise<void> | undefined;
+
+  async function writeWaiting(): Promise<void> {
+    while (waiting.length > 0) {
+      const batch = waiting;
+      waiting = [];
+      try {
+        await write(batch.map((w) => w.item));
+        for (const w of batch) w.written();
+      } catch (error) {
+        for (const w of batch) w.failed(error);
+      }
+    }
+    writing = undefined;
+  }
+
+  return {
+    add(item) {
+      const added = new Promise<void>((written, failed) => waiting.push({ item, written, failed }));
+      writing ??= writeWaiting();
+      return added;
+    },
+    async idle() {
+      while (writing) await writing;
+    },
+  };
+}

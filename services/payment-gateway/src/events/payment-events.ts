@@ -13,6 +13,7 @@ import {
   writeOutboxRows,
 } from "@humanpass/event-bus";
 import type { HumanProofEvent } from "@humanpass/human-proof";
+import { groupWriter } from "@humanpass/micro-batch";
 import type { Logger } from "@humanpass/telemetry";
 import type { TSchema } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
@@ -109,29 +110,20 @@ export function outboxPaymentEvents(
   logger: Logger,
   outboxCommitted: () => void = () => {},
 ): Required<PaymentEvents> {
-  let waiting: { row: OutboxRow; type: PaymentEventType; written: () => void }[] = [];
-  let writing: Promise<void> | undefined;
-
-  async function writeWaiting(): Promise<void> {
-    while (waiting.length > 0) {
-      const batch = waiting;
-      waiting = [];
-      try {
-        await writeOutboxRows(
-          db,
-          batch.map((w) => w.row),
-        );
-        outboxCommitted();
-      } catch (error) {
-        logger.error(
-          { err: error, types: batch.map((w) => w.type) },
-          "payment events could not be written to the outbox",
-        );
-      }
-      for (const w of batch) w.written();
+  const writer = groupWriter<{ row: OutboxRow; type: PaymentEventType }>(async (events) => {
+    try {
+      await writeOutboxRows(
+        db,
+        events.map((e) => e.row),
+      );
+      outboxCommitted();
+    } catch (error) {
+      logger.error(
+        { err: error, types: events.map((e) => e.type) },
+        "payment events could not be written to the outbox",
+      );
     }
-    writing = undefined;
-  }
+  });
 
   return {
     emit(type, data) {
@@ -139,12 +131,8 @@ export function outboxPaymentEvents(
       if (!event) return Promise.resolve();
       // The row is made now, so that it carries the trace context of the request that emits it.
       const [row] = outboxRows(topology, [event]);
-      const written = new Promise<void>((resolve) => waiting.push({ row: row!, type, written: resolve }));
-      writing ??= writeWaiting();
-      return written;
+      return writer.add({ row: row!, type });
     },
-    async drain() {
-      while (writing) await writing;
-    },
+    drain: () => writer.idle(),
   };
 }
