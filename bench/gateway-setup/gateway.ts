@@ -3,7 +3,7 @@
 // (one ownership record and one nullifier per agent), a gateway routes file with a standard and a human tier, and
 // payment headers made as an x402 client makes them. Not a benchmark itself (no index.ts): bench/run.ts skips it.
 import { randomBytes } from "node:crypto";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { migrations as attestationsMigrations, createReadModelSeeder } from "@humanpass/attestations-api";
@@ -193,14 +193,4 @@ export async function paymentHeaders(
     headers.push(encodePaymentSignatureHeader(payload));
   }
   return headers;
-}
-
-/** CPU time (user + system, ms) of one process from /proc; 0 where there is none (not Linux). */
-export function processCpuMs(pid: number | string | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return 0;
-  }
 }

@@ -14,7 +14,6 @@
 //   BENCH_REQUESTS (default 1000) per server, tier and concurrency, BENCH_CONCURRENCY (default "1,16"),
 //   BENCH_ROUNDS (default 4), BENCH_AGENTS (default 16).
 
-import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import * as billionsClient from "@billionsnetwork/x402-human-proof-client";
 import { sleep } from "@humanpass/retry";
@@ -25,6 +24,7 @@ import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { type CpuReading, cpuBetween, namedCpuMs, processCpuMs } from "../gateway-setup/cpu.ts";
 import {
   type GatewayBench,
   gatewayEnv,
@@ -32,7 +32,6 @@ import {
   NONCE_KEY,
   paymentHeaders,
   prepareGatewayBench,
-  processCpuMs,
   USDC,
 } from "../gateway-setup/gateway.ts";
 
@@ -87,25 +86,11 @@ async function billionsHeaders(url: string, keys: `0x${string}`[], human: boolea
   return headers;
 }
 
-/** CPU time per process id of every process whose command name is `name` and whose command line has `filter`. */
-function namedCpuMs(name: string, filter: string): Map<string, number> {
-  const cpu = new Map<string, number>();
-  for (const pid of existsSync("/proc") ? readdirSync("/proc") : []) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() !== name) continue;
-      if (filter && !readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(filter)) continue;
-      cpu.set(pid, processCpuMs(pid));
-    } catch {}
-  }
-  return cpu;
-}
-
-type CpuReading = Record<keyof Cpu, Map<string, number>>;
+type Reading = CpuReading<keyof Cpu>;
 
 // Postgres: only the backends of this run's database, as the server is shared with other work on the machine;
 // NATS: every nats-server, shared too (only the gateway publishes).
-function cpuNow(peer: Peer, attestationsPid: number): CpuReading {
+function cpuNow(peer: Peer, attestationsPid: number): Reading {
   const { user, system } = process.cpuUsage();
   return {
     server: new Map([["server", processCpuMs(peer.pid)]]),
@@ -114,13 +99,6 @@ function cpuNow(peer: Peer, attestationsPid: number): CpuReading {
     nats: namedCpuMs("nats-server", ""),
     client: new Map([["client", (user + system) / 1000]]),
   };
-}
-
-/** CPU spent between two readings: a process that ended in between takes its time along, a new one counts whole. */
-function cpuBetween(before: CpuReading, after: CpuReading): Cpu {
-  const spent = (k: keyof Cpu) =>
-    [...after[k]].reduce((sum, [pid, ms]) => sum + ms - (before[k].get(pid) ?? 0), 0);
-  return Object.fromEntries(PARTS.map((k) => [k, spent(k)])) as Cpu;
 }
 
 /** Sends `headers` to `peer` as paid requests, `concurrency` at a time. */

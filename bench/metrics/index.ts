@@ -12,12 +12,12 @@
 import { loadavg } from "node:os";
 import { DEFAULT_AGENT_OWNERSHIP_SCHEMA } from "@humanpass/human-proof";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { processCpuMs } from "../gateway-setup/cpu.ts";
 import {
   type GatewayBench,
   gatewayEnv,
   paymentHeaders,
   prepareGatewayBench,
-  processCpuMs,
 } from "../gateway-setup/gateway.ts";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);

@@ -18,19 +18,18 @@
 //   BENCH_ROUNDS (default 4) rounds per tier, BENCH_AGENTS (default 16); BENCH_PROFILE_DIR: the gateway writes a
 //   CPU profile there (node --cpu-prof) when it stops.
 
-import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { connectNats, type OutboxRelay, startOutboxRelay } from "@humanpass/event-bus";
 import { sleep } from "@humanpass/retry";
 import pg from "pg";
 import pino from "pino";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { type CpuReading, cpuBetween, namedCpuMs, processCpuMs } from "../gateway-setup/cpu.ts";
 import {
   type GatewayBench,
   gatewayEnv,
   paymentHeaders,
   prepareGatewayBench,
-  processCpuMs,
 } from "../gateway-setup/gateway.ts";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1500);
@@ -45,43 +44,17 @@ type Tier = "standard" | "human";
 type Cpu = Record<"gateway" | "postgres" | "nats" | "client", number>;
 type Sample = { latencies: number[]; seconds: number; failures: number; cpu: Cpu; events: number };
 
-/** CPU time per process id of every process whose command name is `name` and whose command line has `filter`. */
-function namedCpuMs(name: string, filter = ""): Map<string, number> {
-  const cpu = new Map<string, number>();
-  for (const pid of existsSync("/proc") ? readdirSync("/proc") : []) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() !== name) continue;
-      if (filter && !readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(filter)) continue;
-      cpu.set(pid, processCpuMs(pid));
-    } catch {}
-  }
-  return cpu;
-}
-
-type CpuReading = Record<keyof Cpu, Map<string, number>>;
+type Reading = CpuReading<keyof Cpu>;
 
 // Postgres: only the backends of this run's database (the gateway's pool, its outbox relay, the API's), as the
 // server is shared with other work on the machine; NATS: every nats-server, which is shared too.
-function cpuNow(): CpuReading {
+function cpuNow(): Reading {
   const { user, system } = process.cpuUsage();
   return {
     gateway: new Map([["gateway", processCpuMs(bench?.processes[1]?.child.pid ?? 0)]]),
     postgres: namedCpuMs("postgres", bench ? new URL(bench.databaseUrl).pathname.slice(1) : undefined),
     nats: namedCpuMs("nats-server"),
     client: new Map([["client", (user + system) / 1000]]),
-  };
-}
-
-/** CPU spent between two readings: a process that ended in between takes its time along, a new one counts whole. */
-function cpuBetween(before: CpuReading, after: CpuReading): Cpu {
-  const spent = (k: keyof Cpu) =>
-    [...after[k]].reduce((sum, [pid, ms]) => sum + ms - (before[k].get(pid) ?? 0), 0);
-  return {
-    gateway: spent("gateway"),
-    postgres: spent("postgres"),
-    nats: spent("nats"),
-    client: spent("client"),
   };
 }
 
