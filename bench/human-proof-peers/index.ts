@@ -34,6 +34,7 @@ import {
   prepareGatewayBench,
   USDC,
 } from "../gateway-setup/gateway.ts";
+import { loadFigures, median, type PaidLoad, sendPaid } from "../gateway-setup/paid-load.ts";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1000);
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? "1,16").split(",").map(Number);
@@ -44,7 +45,7 @@ const TIERS = ["standard", "human"] as const;
 type Tier = (typeof TIERS)[number];
 const PARTS = ["server", "attestations", "postgres", "nats", "client"] as const;
 type Cpu = Record<(typeof PARTS)[number], number>;
-type Sample = { latencies: number[]; seconds: number; failures: number; cpu: Cpu };
+type Sample = PaidLoad & { cpu: Cpu };
 
 interface Peer {
   name: string;
@@ -101,60 +102,27 @@ function cpuNow(peer: Peer, attestationsPid: number): Reading {
   };
 }
 
-/** Sends `headers` to `peer` as paid requests, `concurrency` at a time. */
+/** Sends `headers` to `peer` as paid requests, `concurrency` at a time, with the CPU they cost. */
 async function run(
   peer: Peer,
   attestationsPid: number,
   headers: string[],
   concurrency: number,
 ): Promise<Sample> {
-  const url = `${peer.url}/bench`;
-  const latencies: number[] = [];
-  let next = 0;
-  let failures = 0;
   const cpuBefore = cpuNow(peer, attestationsPid);
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      for (;;) {
-        const i = next++;
-        if (i >= headers.length) return;
-        const t = performance.now();
-        const response = await fetch(url, { headers: { "payment-signature": headers[i]! } });
-        await response.arrayBuffer();
-        latencies.push(performance.now() - t);
-        if (response.status !== 200) failures++;
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
+  const load = await sendPaid(`${peer.url}/bench`, headers, concurrency);
   // The gateway publishes its events after the responses: let its relay finish before reading CPU.
   await sleep(300);
-  return { latencies, seconds, failures, cpu: cpuBetween(cpuBefore, cpuNow(peer, attestationsPid)) };
+  return { ...load, cpu: cpuBetween(cpuBefore, cpuNow(peer, attestationsPid)) };
 }
 
 function summary(samples: Sample[]) {
-  const latencies = samples.flatMap((s) => s.latencies).sort((a, b) => a - b);
-  const seconds = samples.reduce((sum, s) => sum + s.seconds, 0);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
+  const figures = loadFigures(samples);
   // µs of CPU per request, each process.
   const cpu = Object.fromEntries(
-    PARTS.map((k) => [k, (samples.reduce((sum, s) => sum + s.cpu[k], 0) * 1000) / latencies.length]),
+    PARTS.map((k) => [k, (samples.reduce((sum, s) => sum + s.cpu[k], 0) * 1000) / figures.requests]),
   ) as Cpu;
-  return {
-    rps: latencies.length / seconds,
-    p50: at(0.5),
-    p99: at(0.99),
-    failures: samples.reduce((sum, s) => sum + s.failures, 0),
-    cpu,
-    total: PARTS.reduce((sum, k) => sum + cpu[k], 0),
-  };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return { ...figures, cpu, total: PARTS.reduce((sum, k) => sum + cpu[k], 0) };
 }
 
 /** Every peer's tiers at one concurrency, in alternating rounds. */

@@ -31,6 +31,7 @@ import {
   paymentHeaders,
   prepareGatewayBench,
 } from "../gateway-setup/gateway.ts";
+import { loadFigures, median, type PaidLoad, sendPaid } from "../gateway-setup/paid-load.ts";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1500);
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? "1,16").split(",").map(Number);
@@ -42,7 +43,7 @@ let bench: GatewayBench | undefined;
 
 type Tier = "standard" | "human";
 type Cpu = Record<"gateway" | "postgres" | "nats" | "client", number>;
-type Sample = { latencies: number[]; seconds: number; failures: number; cpu: Cpu; events: number };
+type Sample = PaidLoad & { cpu: Cpu; events: number };
 
 type Reading = CpuReading<keyof Cpu>;
 
@@ -68,50 +69,27 @@ async function outboxRows(): Promise<number> {
   return Number(rows[0]?.n ?? 0);
 }
 
-/** Sends `headers` as paid requests, `concurrency` at a time. */
+/** Sends `headers` as paid requests, `concurrency` at a time, with the CPU and outbox rows they cost. */
 async function run(url: string, headers: string[], concurrency: number): Promise<Sample> {
-  const latencies: number[] = [];
-  let next = 0;
-  let failures = 0;
   const rowsBefore = await outboxRows();
   const cpuBefore = cpuNow();
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      for (;;) {
-        const i = next++;
-        if (i >= headers.length) return;
-        const t = performance.now();
-        const response = await fetch(url, { headers: { "payment-signature": headers[i] } });
-        await response.arrayBuffer();
-        latencies.push(performance.now() - t);
-        if (response.status !== 200) failures++;
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
+  const load = await sendPaid(url, headers, concurrency);
   // The events of these requests are published after their responses: let the relay finish before reading CPU.
   await sleep(300);
   const cpu = cpuBetween(cpuBefore, cpuNow());
-  return { latencies, seconds, failures, cpu, events: (await outboxRows()) - rowsBefore };
+  return { ...load, cpu, events: (await outboxRows()) - rowsBefore };
 }
 
 function summary(samples: Sample[]) {
-  const latencies = samples.flatMap((s) => s.latencies).sort((a, b) => a - b);
-  const seconds = samples.reduce((sum, s) => sum + s.seconds, 0);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+  const figures = loadFigures(samples);
   return {
-    rps: latencies.length / seconds,
-    p50: at(0.5),
-    p99: at(0.99),
-    failures: samples.reduce((sum, s) => sum + s.failures, 0),
-    requests: latencies.length,
+    ...figures,
     events: samples.reduce((sum, s) => sum + s.events, 0),
     // µs of CPU per request, each process.
     cpu: Object.fromEntries(
       (["gateway", "postgres", "nats", "client"] as const).map((k) => [
         k,
-        (samples.reduce((sum, s) => sum + s.cpu[k], 0) * 1000) / latencies.length,
+        (samples.reduce((sum, s) => sum + s.cpu[k], 0) * 1000) / figures.requests,
       ]),
     ) as Cpu,
   };
@@ -150,12 +128,6 @@ async function compare(url: string, headers: Record<Tier, string[]>, concurrency
 /** What one request cost the machine: with both cores busy, throughput is the inverse of it. */
 function totalCpu(cpu: Cpu): number {
   return cpu.gateway + cpu.postgres + cpu.nats + cpu.client;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 async function main() {
